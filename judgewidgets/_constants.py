@@ -1,0 +1,20 @@
+"""Named defaults of the judging engine, in one place."""
+
+from __future__ import annotations
+
+# Retry policy (the same numbers openai-python uses).
+DEFAULT_MAX_RETRIES = 2
+INITIAL_RETRY_DELAY_S = 0.5
+MAX_RETRY_DELAY_S = 8.0
+RETRY_JITTER = 0.25
+MAX_RETRY_AFTER_S = 60.0
+RETRYABLE_STATUS_CODES = frozenset({408, 409, 429})  # plus every 5xx
+
+# Calls.
+DEFAULT_TIMEOUT_S = 120.0
+DEFAULT_MAX_CONCURRENCY = 32
+DEFAULT_REASKS = 1
+
+# Expected completion lengths used by cost estimates before a run.
+ESTIMATED_SCORE_TOKENS = 12
+ESTIMATED_EXPLANATION_TOKENS = 120

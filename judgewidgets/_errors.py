@@ -1,0 +1,59 @@
+"""The exceptions judgewidgets raises, in one tree.
+
+```
+JudgeWidgetsError
+├── ConfigurationError      bad configuration: unknown template, unroutable model, invalid weights
+├── InputError              bad data: empty batches, mismatched lengths, NaN text, unknown columns
+├── JudgeCallError          a model call failed after every retry (status code and retry count attached)
+├── ParseError              the judge answered, but no score could be read from the answer
+└── LocalModelError         the embedded judge's runtime or weights are missing or corrupt
+```
+
+User errors (`ConfigurationError`, `InputError`) are also `ValueError`s and are raised before any model is
+called. Run-time failures (`JudgeCallError`, `ParseError`) are recorded on the vote of the item they hit, so a
+batch never loses its other rows; they are raised only by single-call helpers.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigurationError",
+    "InputError",
+    "JudgeCallError",
+    "JudgeWidgetsError",
+    "LocalModelError",
+    "ParseError",
+]
+
+
+class JudgeWidgetsError(Exception):
+    """Base class of every exception raised by judgewidgets."""
+
+
+class ConfigurationError(JudgeWidgetsError, ValueError):
+    """A judge, panel, template or run was configured with values that cannot work."""
+
+
+class InputError(JudgeWidgetsError, ValueError):
+    """The data handed to a judge cannot be judged as given."""
+
+
+class JudgeCallError(JudgeWidgetsError):
+    """A model call failed after every retry allowed by the retry policy."""
+
+    def __init__(self, message: str, *, status_code: int | None = None, attempts: int = 1) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.attempts = attempts
+
+
+class ParseError(JudgeWidgetsError):
+    """The judge answered, but its answer holds no usable score."""
+
+    def __init__(self, message: str, *, raw: str = "") -> None:
+        super().__init__(message)
+        self.raw = raw
+
+
+class LocalModelError(JudgeWidgetsError):
+    """The embedded local judge cannot run: runtime not installed, weights missing or corrupt."""

@@ -1,0 +1,319 @@
+"""LLMJudge: one model scoring responses with one template, through the shared call path."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from ._constants import DEFAULT_MAX_CONCURRENCY, DEFAULT_REASKS, DEFAULT_TIMEOUT_S
+from ._cost import CostEstimate, estimate_judge
+from ._errors import ConfigurationError, JudgeCallError
+from ._logprob_score import weighted_score
+from ._progress import Progress, make_progress
+from ._records import Item, Vote, build_items
+from ._results import JudgeResult
+from ._runner import run_sync
+from .engine import CallCache, CallSession, CallSettings, ChatRequest, RetryPolicy, Transport
+from .engine._litellm import check_model, is_local_model
+from .engine._request import SECRET_KWARGS
+from .templates import Template, get_template
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """The judge role: anything with a name and weight that votes on items. LLMJudge is the built-in one."""
+
+    name: str | None
+    weight: float
+
+    async def ajudge(self, items: Sequence[Item], session: CallSession, progress: Progress) -> list[Vote]: ...
+
+
+def resolve_cache(cache: bool | str | CallCache | None) -> CallCache | None:
+    """`True` → the user cache file; a path → a cache there; `False`/None → no cache."""
+    if cache is True:
+        return CallCache()
+    if cache is False or cache is None:
+        return None
+    if isinstance(cache, CallCache):
+        return cache
+    return CallCache(cache)
+
+
+class LLMJudge:
+    """Scores responses with a language model under a template, each score normalised to [0, 1].
+
+    `model` is any litellm model string or ``"local"`` (the embedded judge). Extra keyword arguments go to
+    `litellm.acompletion` unchanged (`api_base`, `api_key`, `mock_response`, `max_tokens`, ...).
+    `probability_weighted` asks for the answer token's log-probabilities and reports the expected score
+    (G-Eval), falling back to the parsed score when the model returns none.
+    """
+
+    def __init__(
+        self,
+        model: str = "local",
+        template: str | Template = "likert",
+        name: str | None = None,
+        explanations: bool = False,
+        temperature: float = 0.0,
+        weight: float = 1.0,
+        *,
+        probability_weighted: bool = False,
+        structured_output: bool | None = None,
+        reasks: int = DEFAULT_REASKS,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        retry: RetryPolicy | None = None,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+        cache: bool | str | CallCache | None = True,
+        transport: Transport | None = None,
+        **litellm_kwargs: Any,
+    ) -> None:
+        if not isinstance(model, str) or not model.strip():
+            raise ConfigurationError(f"model must be a non-empty model string, got {model!r}")
+        if not (isinstance(weight, (int, float)) and math.isfinite(weight) and weight > 0):
+            raise ConfigurationError(f"judge weight must be a positive finite number, got {weight!r}")
+        if not (isinstance(temperature, (int, float)) and temperature >= 0):
+            raise ConfigurationError(f"temperature must be >= 0, got {temperature!r}")
+        if reasks < 0:
+            raise ConfigurationError(f"reasks must be >= 0, got {reasks}")
+        self.model = model
+        self.template = get_template(template)
+        self.name = name
+        self.explanations = bool(explanations)
+        self.temperature = float(temperature)
+        self.weight = float(weight)
+        self.probability_weighted = probability_weighted
+        self.structured_output = structured_output
+        self.reasks = reasks
+        settings: dict[str, Any] = {
+            "retry": retry or RetryPolicy(),
+            "timeout": timeout,
+            "max_concurrency": max_concurrency,
+            "cache": resolve_cache(cache),
+        }
+        if transport is not None:
+            settings["transport"] = transport
+        self.settings = CallSettings(**settings)
+        self.litellm_kwargs = dict(litellm_kwargs)
+
+    # --- configuration ---------------------------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        shown = {k: ("***" if k in SECRET_KWARGS else v) for k, v in self.litellm_kwargs.items()}
+        extra = "".join(f", {k}={v!r}" for k, v in shown.items())
+        return (
+            f"LLMJudge(model={self.model!r}, template={self.template.name!r}, name={self.name!r}, "
+            f"weight={self.weight}{extra})"
+        )
+
+    def with_options(self, **changes: Any) -> LLMJudge:
+        """A copy with some settings changed; the original is untouched."""
+        current = {
+            "model": self.model,
+            "template": self.template,
+            "name": self.name,
+            "explanations": self.explanations,
+            "temperature": self.temperature,
+            "weight": self.weight,
+            "probability_weighted": self.probability_weighted,
+            "structured_output": self.structured_output,
+            "reasks": self.reasks,
+            "timeout": self.settings.timeout,
+            "retry": self.settings.retry,
+            "max_concurrency": self.settings.max_concurrency,
+            "cache": self.settings.cache,
+            "transport": self.settings.transport,
+            **self.litellm_kwargs,
+        }
+        current.update(changes)
+        return LLMJudge(**current)
+
+    @property
+    def display_name(self) -> str:
+        return self.name or self.model
+
+    @property
+    def secrets(self) -> list[str]:
+        return [str(v) for k, v in self.litellm_kwargs.items() if k in SECRET_KWARGS and v]
+
+    def check(self) -> None:
+        """Raise ConfigurationError now if the model cannot be routed (no call is made)."""
+        check_model(self.model, self.litellm_kwargs)
+
+    def estimate_cost(
+        self,
+        prompts: Sequence[str] | str,
+        responses: Sequence[str] | str,
+        references: Sequence[str | None] | None = None,
+    ) -> CostEstimate:
+        """Tokens and dollars this judge would spend on the batch (no call is made)."""
+        items = build_items(prompts, responses, references)
+        return CostEstimate(judges=[estimate_judge(self, self.display_name, items)])
+
+    def _uses_structured_output(self) -> bool:
+        if self.structured_output is not None:
+            return self.structured_output
+        if is_local_model(self.model) or "api_base" in self.litellm_kwargs:
+            return True
+        if "mock_response" in self.litellm_kwargs:
+            return False
+        from .engine._litellm import import_litellm
+
+        try:
+            return bool(import_litellm().supports_response_schema(model=self.model))
+        except Exception:
+            return False
+
+    def request_params(self) -> dict[str, Any]:
+        """Everything sent to litellm besides model and messages."""
+        params: dict[str, Any] = {"temperature": self.temperature, **self.litellm_kwargs}
+        if self._uses_structured_output():
+            params.setdefault(
+                "response_format",
+                {
+                    "type": "json_schema",
+                    "json_schema": {
+                        "name": "verdict",
+                        "schema": self.template.json_schema(self.explanations),
+                        "strict": True,
+                    },
+                },
+            )
+        if self.probability_weighted:
+            params.setdefault("logprobs", True)
+            params.setdefault("top_logprobs", 5)
+        return params
+
+    # --- scoring ---------------------------------------------------------------------------------------------
+
+    def score(
+        self,
+        prompts: Sequence[str] | str,
+        responses: Sequence[str] | str,
+        references: Sequence[str | None] | None = None,
+        *,
+        progress: bool | Progress = True,
+    ) -> JudgeResult:
+        """Score every response; works in scripts and inside a running event loop (Jupyter)."""
+        return run_sync(self.ascore(prompts, responses, references, progress=progress))
+
+    async def ascore(
+        self,
+        prompts: Sequence[str] | str,
+        responses: Sequence[str] | str,
+        references: Sequence[str | None] | None = None,
+        *,
+        progress: bool | Progress = True,
+    ) -> JudgeResult:
+        """Async twin of `score`."""
+        items = build_items(prompts, responses, references)
+        self.check()
+        session = CallSession()
+        bar = make_progress(progress, len(items), f"judging ({self.display_name})")
+        try:
+            votes = await self.ajudge(items, session, bar)
+        finally:
+            bar.close()
+            session.flush()
+        return JudgeResult(items=items, votes=votes, judge=self.display_name)
+
+    async def ajudge(
+        self, items: Sequence[Item], session: CallSession, progress: Progress, name: str | None = None
+    ) -> list[Vote]:
+        """Votes on every item, in order; failures are recorded on their vote, never raised."""
+        params = self.request_params()
+        label = name or self.display_name
+
+        async def one(index: int, item: Item) -> Vote:
+            try:
+                return await self.ajudge_one(index, item, session, params, label)
+            finally:
+                progress.advance()
+
+        return list(await asyncio.gather(*(one(i, item) for i, item in enumerate(items))))
+
+    async def ajudge_one(
+        self, index: int, item: Item, session: CallSession, params: dict[str, Any], label: str, sample: int = 0
+    ) -> Vote:
+        messages = self.template.messages(
+            item.prompt, item.response, item.reference, self.explanations, context=item.context
+        )
+        request = ChatRequest(self.model, messages, params, sample)
+        latency = 0.0
+        prompt_tokens = completion_tokens = 0
+        cost: float | None = 0.0
+        cached = True
+        attempts = 0
+        content = ""
+        for reask in range(self.reasks + 1):
+            try:
+                completion = await session.complete(request, self.settings, self.secrets)
+            except JudgeCallError as exc:
+                return Vote(
+                    item=index,
+                    judge=label,
+                    score=math.nan,
+                    raw=content,
+                    error=f"infrastructure: {exc}",
+                    latency_s=latency,
+                    attempts=attempts + exc.attempts,
+                )
+            content = completion.content
+            latency += completion.latency_s
+            prompt_tokens += completion.prompt_tokens or 0
+            completion_tokens += completion.completion_tokens or 0
+            cost = None if cost is None or completion.cost_usd is None else cost + completion.cost_usd
+            cached = cached and completion.cached
+            attempts += completion.attempts
+            try:
+                value, explanation = self.template.read(content)
+            except ValueError as exc:
+                problem = str(exc) if content.strip() else "the judge returned an empty answer"
+                if reask < self.reasks:
+                    request = request.with_messages(
+                        (
+                            *request.messages,
+                            {"role": "assistant", "content": content},
+                            {
+                                "role": "user",
+                                "content": f"Your answer could not be read ({problem}). Reply again with only "
+                                "the JSON object the schema asks for.",
+                            },
+                        )
+                    )
+                    continue
+                return Vote(
+                    item=index,
+                    judge=label,
+                    score=math.nan,
+                    raw=content,
+                    error=f"parse: {problem}",
+                    latency_s=latency,
+                    prompt_tokens=prompt_tokens,
+                    completion_tokens=completion_tokens,
+                    cost_usd=cost,
+                    cached=cached,
+                    attempts=attempts,
+                )
+            score = self.template.normalise(value)
+            if self.probability_weighted:
+                weighted = weighted_score(self.template, content, completion.logprobs)
+                if weighted is not None:
+                    score = weighted
+            return Vote(
+                item=index,
+                judge=label,
+                score=score,
+                raw=content,
+                explanation=explanation if self.explanations else None,
+                latency_s=latency,
+                prompt_tokens=prompt_tokens,
+                completion_tokens=completion_tokens,
+                cost_usd=cost,
+                cached=cached,
+                attempts=attempts,
+            )
+        raise AssertionError("unreachable")  # pragma: no cover
+

@@ -1,0 +1,193 @@
+"""LLMPanel: several judges scoring the same items concurrently, with aggregated scores."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from ._aggregate import check_weights
+from ._cost import CostEstimate, estimate_judge
+from ._errors import ConfigurationError, InputError
+from ._generate import Generator
+from ._judge import Judge, LLMJudge
+from ._progress import Progress, make_progress
+from ._records import Item, Vote, build_items
+from ._results import PanelResult
+from ._runner import run_sync
+from .engine import CallSession
+from .templates import Template
+
+
+class LLMPanel:
+    """A panel of judges. `judges` holds model strings or judges; names default to judge_1..judge_n.
+
+    `scoring_templates` gives one template per judge (uqlm's argument); otherwise judges built from model
+    strings use `template`. `weights` (one per judge) adds a `weighted_avg` column; by default the judges' own
+    weights are used when any differs from 1. Keyword arguments go to judges built from model strings.
+    """
+
+    def __init__(
+        self,
+        judges: Sequence[str | LLMJudge | Judge],
+        scoring_templates: Sequence[str | Template] | None = None,
+        template: str | Template = "true_false_uncertain",
+        weights: Sequence[float] | None = None,
+        explanations: bool = False,
+        **judge_kwargs: Any,
+    ) -> None:
+        if isinstance(judges, (str, LLMJudge)):
+            judges = [judges]
+        judges = list(judges)
+        if not judges:
+            raise ConfigurationError("a panel needs at least one judge")
+        if scoring_templates is not None and len(scoring_templates) != len(judges):
+            raise ConfigurationError(f"{len(scoring_templates)} scoring_templates given for {len(judges)} judges")
+        built: list[Judge] = []
+        for i, judge in enumerate(judges):
+            chosen = scoring_templates[i] if scoring_templates is not None else None
+            if isinstance(judge, str):
+                judge = LLMJudge(judge, template=chosen or template, explanations=explanations, **judge_kwargs)
+            elif isinstance(judge, LLMJudge):
+                changes: dict[str, Any] = {}
+                if chosen is not None:
+                    changes["template"] = chosen
+                if explanations and not judge.explanations:
+                    changes["explanations"] = True
+                if changes:
+                    judge = judge.with_options(**changes)
+            elif not isinstance(judge, Judge):
+                raise ConfigurationError(
+                    f"judge {i} is a {type(judge).__name__}; give a model string, an LLMJudge, or an object with "
+                    "name, weight and async ajudge(items, session, progress)"
+                )
+            built.append(judge)
+        self.judges: list[Judge] = built
+        self.names = [j.name or f"judge_{i + 1}" for i, j in enumerate(built)]
+        duplicated = sorted({n for n in self.names if self.names.count(n) > 1})
+        if duplicated:
+            raise ConfigurationError(f"judge names must be unique; repeated: {', '.join(duplicated)}")
+        if weights is not None:
+            self.weights: list[float] | None = check_weights(weights, len(built))
+        elif any(j.weight != 1.0 for j in built):
+            self.weights = check_weights([j.weight for j in built], len(built))
+        else:
+            self.weights = None
+        self.explanations = explanations or any(getattr(j, "explanations", False) for j in built)
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{n}={getattr(j, 'model', type(j).__name__)!r}" for n, j in zip(self.names, self.judges))
+        return f"LLMPanel({inner})"
+
+    def check(self) -> None:
+        """Raise ConfigurationError now for any judge whose model cannot be routed."""
+        for judge in self.judges:
+            if isinstance(judge, LLMJudge):
+                judge.check()
+
+    def estimate_cost(
+        self,
+        prompts: Sequence[str] | str,
+        responses: Sequence[str] | str,
+        references: Sequence[str | None] | None = None,
+    ) -> CostEstimate:
+        """Tokens and dollars every judge would spend on the batch (no call is made)."""
+        items = build_items(prompts, responses, references)
+        return CostEstimate(judges=[estimate_judge(j, n, items) for j, n in zip(self.judges, self.names)])
+
+    # --- scoring ---------------------------------------------------------------------------------------------
+
+    def score(
+        self,
+        prompts: Sequence[str] | str,
+        responses: Sequence[str] | str,
+        references: Sequence[str | None] | None = None,
+        *,
+        progress: bool | Progress = True,
+    ) -> PanelResult:
+        """Every judge scores every response; works in scripts and inside a running loop (Jupyter)."""
+        return run_sync(self.ascore(prompts, responses, references, progress=progress))
+
+    async def ascore(
+        self,
+        prompts: Sequence[str] | str,
+        responses: Sequence[str] | str,
+        references: Sequence[str | None] | None = None,
+        *,
+        progress: bool | Progress = True,
+    ) -> PanelResult:
+        """Async twin of `score`."""
+        items = build_items(prompts, responses, references)
+        self.check()
+        return await self._ascore_items(items, CallSession(), progress)
+
+    async def _ascore_items(self, items: list[Item], session: CallSession, progress: bool | Progress) -> PanelResult:
+        bar = make_progress(progress, len(items) * len(self.judges), f"panel of {len(self.judges)} judges")
+        try:
+            per_judge = await asyncio.gather(
+                *(
+                    judge.ajudge(items, session, bar, name)  # type: ignore[call-arg]
+                    if isinstance(judge, LLMJudge)
+                    else judge.ajudge(items, session, bar)
+                    for judge, name in zip(self.judges, self.names)
+                )
+            )
+        finally:
+            bar.close()
+            session.flush()
+        votes = []
+        for name, judge_votes in zip(self.names, per_judge):
+            votes.extend(v if v.judge == name else v.model_copy(update={"judge": name}) for v in judge_votes)
+        return PanelResult(
+            items=items, vote_list=votes, judges=self.names, weights=self.weights, explanations=self.explanations
+        )
+
+    def generate_and_score(
+        self,
+        prompts: Sequence[str] | str,
+        llm: str | Generator = "local",
+        *,
+        progress: bool | Progress = True,
+        **generation_kwargs: Any,
+    ) -> PanelResult:
+        """Generate a response to every prompt with `llm`, then score them (uqlm's generate_and_score)."""
+        return run_sync(self.agenerate_and_score(prompts, llm, progress=progress, **generation_kwargs))
+
+    async def agenerate_and_score(
+        self,
+        prompts: Sequence[str] | str,
+        llm: str | Generator = "local",
+        *,
+        progress: bool | Progress = True,
+        **generation_kwargs: Any,
+    ) -> PanelResult:
+        """Async twin of `generate_and_score`. Prompts whose generation failed are scored NaN with the error."""
+        if isinstance(prompts, str):
+            prompts = [prompts]
+        build_items(prompts, [""] * len(list(prompts)))  # validates the prompts
+        generator = llm if isinstance(llm, Generator) else Generator(llm, **generation_kwargs)
+        self.check()
+        session = CallSession()
+        bar = make_progress(progress, len(prompts), f"generating ({generator.model})")
+        try:
+            generated = await generator.agenerate(list(prompts), session, bar)
+        finally:
+            bar.close()
+        ok = [i for i, (text, _) in enumerate(generated) if text is not None]
+        if not ok:
+            raise InputError(f"every generation failed; first error: {generated[0][1]}")
+        scored = await self._ascore_items(
+            [Item(prompt=prompts[i], response=generated[i][0] or "") for i in ok], session, progress
+        )
+        votes = [v.model_copy(update={"item": ok[v.item]}) for v in scored.vote_list]
+        votes += [
+            Vote(item=i, judge=name, score=float("nan"), error=error)
+            for i, (text, error) in enumerate(generated)
+            if text is None
+            for name in self.names
+        ]
+        votes.sort(key=lambda v: (v.item, self.names.index(v.judge)))
+        items = [Item(prompt=p, response=text or "") for p, (text, _) in zip(prompts, generated)]
+        return PanelResult(
+            items=items, vote_list=votes, judges=self.names, weights=self.weights, explanations=self.explanations
+        )

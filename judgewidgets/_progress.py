@@ -1,0 +1,45 @@
+"""Progress reporting for batches: a tqdm bar (a widget in notebooks, text in terminals) or nothing."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+
+class Progress(Protocol):
+    """Told about every finished call of a batch."""
+
+    def advance(self, n: int = 1) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class NoProgress:
+    def advance(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class TqdmProgress:
+    """tqdm.auto: an ipywidgets bar in Jupyter, a text bar elsewhere; redraws at most ten times a second."""
+
+    def __init__(self, total: int, description: str) -> None:
+        from tqdm.auto import tqdm
+
+        self._bar: Any = tqdm(total=total, desc=description, mininterval=0.1, leave=True, dynamic_ncols=True)
+
+    def advance(self, n: int = 1) -> None:
+        self._bar.update(n)
+
+    def close(self) -> None:
+        self._bar.close()
+
+
+def make_progress(progress: bool | Progress, total: int, description: str) -> Progress:
+    """A Progress for a batch of `total` calls: `True` gives a tqdm bar, `False` none, or pass your own."""
+    if progress is True:
+        return TqdmProgress(total, description)
+    if progress is False or progress is None:
+        return NoProgress()
+    return progress

@@ -1,0 +1,148 @@
+"""Results of a judging run: the tidy table of votes and the wide table of scores per item."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from ._aggregate import aggregate
+from ._records import Item, Vote
+
+if TYPE_CHECKING:
+    import altair as alt
+
+VOTE_COLUMNS = [
+    "item",
+    "judge",
+    "score",
+    "raw",
+    "explanation",
+    "error",
+    "latency_s",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+    "cached",
+]
+
+
+def votes_frame(votes: Sequence[Vote]) -> pd.DataFrame:
+    """The tidy long table: one row per (item, judge)."""
+    rows = [vote.model_dump(include=set(VOTE_COLUMNS)) for vote in votes]
+    frame = pd.DataFrame(rows, columns=VOTE_COLUMNS)
+    return frame.astype({"score": float, "latency_s": float, "cost_usd": float})
+
+
+def _item_columns(items: Sequence[Item]) -> dict[str, list[Any]]:
+    columns: dict[str, list[Any]] = {
+        "prompt": [i.prompt for i in items],
+        "response": [i.response for i in items],
+    }
+    if any(i.reference is not None for i in items):
+        columns["reference"] = [i.reference for i in items]
+    return columns
+
+
+@dataclass
+class JudgeResult:
+    """One judge's votes on a batch."""
+
+    items: list[Item]
+    votes: list[Vote]
+    judge: str
+
+    def to_df(self) -> pd.DataFrame:
+        """Columns prompt, response, score, raw, explanation, error — one row per item."""
+        frame = pd.DataFrame(_item_columns(self.items))
+        by_item = sorted(self.votes, key=lambda v: v.item)
+        frame["score"] = [v.score for v in by_item]
+        frame["raw"] = [v.raw for v in by_item]
+        frame["explanation"] = [v.explanation for v in by_item]
+        frame["error"] = [v.error for v in by_item]
+        return frame
+
+    @property
+    def scores(self) -> list[float]:
+        return [v.score for v in sorted(self.votes, key=lambda v: v.item)]
+
+    @property
+    def votes_df(self) -> pd.DataFrame:
+        return votes_frame(self.votes)
+
+    def _repr_html_(self) -> str:
+        return self.to_df()._repr_html_()  # type: ignore[operator]
+
+
+@dataclass
+class PanelResult:
+    """A panel's votes on a batch, per judge and aggregated."""
+
+    items: list[Item]
+    vote_list: list[Vote]
+    judges: list[str]
+    weights: list[float] | None = None
+    explanations: bool = False
+    _scores: pd.DataFrame | None = field(default=None, repr=False)
+
+    @property
+    def votes(self) -> pd.DataFrame:
+        """Tidy long table: item, judge, score, raw, explanation, error, latency_s, tokens, cost_usd, cached."""
+        return votes_frame(self.vote_list)
+
+    def scores(self) -> pd.DataFrame:
+        """Items × judges table of normalised scores (NaN where a judge failed)."""
+        if self._scores is None:
+            table = pd.DataFrame(index=range(len(self.items)), columns=self.judges, dtype=float)
+            for vote in self.vote_list:
+                table.at[vote.item, vote.judge] = vote.score
+            self._scores = table
+        return self._scores.copy()
+
+    def to_df(self) -> pd.DataFrame:
+        """prompt, response, one column per judge, avg, median, min, max (+weighted_avg), disagreement
+        (+ <judge>_explanation columns when explanations were asked for)."""
+        scores = self.scores()
+        frame = pd.DataFrame(_item_columns(self.items))
+        frame = pd.concat([frame, scores, aggregate(scores, self.weights)], axis=1)
+        if self.explanations:
+            for judge in self.judges:
+                texts: list[str | None] = [None] * len(self.items)
+                for vote in self.vote_list:
+                    if vote.judge == judge:
+                        texts[vote.item] = vote.explanation
+                frame[f"{judge}_explanation"] = texts
+        return frame
+
+    @property
+    def errors(self) -> pd.DataFrame:
+        """The votes that failed, with their errors."""
+        votes = self.votes
+        return votes[votes["error"].notna()].reset_index(drop=True)
+
+    def summary(self) -> pd.DataFrame:
+        """Per judge: mean score, failures, tokens, cost, median latency and cache hits."""
+        votes = self.votes
+        grouped = votes.groupby("judge", sort=False)
+        return pd.DataFrame(
+            {
+                "mean_score": grouped["score"].mean(),
+                "failed": grouped["error"].apply(lambda s: int(s.notna().sum())),
+                "prompt_tokens": grouped["prompt_tokens"].sum(),
+                "completion_tokens": grouped["completion_tokens"].sum(),
+                "cost_usd": grouped["cost_usd"].sum(min_count=1),
+                "median_latency_s": grouped["latency_s"].median(),
+                "cached": grouped["cached"].sum(),
+            }
+        ).reindex(self.judges)
+
+    def chart(self) -> alt.HConcatChart:
+        """Judge × item heatmap of scores beside each judge's score distribution."""
+        from .charts import panel_chart
+
+        return panel_chart(self)
+
+    def _repr_html_(self) -> str:
+        return self.to_df()._repr_html_()  # type: ignore[operator]

@@ -1,0 +1,97 @@
+"""Run coroutines from synchronous code, also while an event loop is already running.
+
+Jupyter runs an asyncio loop in the kernel's main thread, and uvloop users run theirs; `asyncio.run` refuses
+to start inside either. Two strategies are offered:
+
+- ``"thread"`` (the default): a private event loop on one background daemon thread runs the coroutine and the
+  caller's thread waits for it. It patches nothing, so it works under uvloop too, and because the loop lives as
+  long as the process, clients that litellm caches per loop stay valid across calls. A kernel interrupt
+  (KeyboardInterrupt) cancels the running work and is re-raised.
+- ``"nest_asyncio"``: patch the caller's running asyncio loop with nest_asyncio and run the coroutine on it.
+  Useful when the coroutine must run on the caller's own loop (objects bound to it); impossible under uvloop,
+  which cannot be patched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from collections.abc import Coroutine
+from typing import Any, Literal, TypeVar
+
+from ._errors import ConfigurationError
+
+T = TypeVar("T")
+
+SyncStrategy = Literal["thread", "nest_asyncio"]
+
+
+class _LoopThread:
+    """One event loop running forever on a daemon thread; the process-wide home of sync calls."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self._serve, name="judgewidgets-loop", daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_forever()
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        if threading.current_thread() is self.thread:
+            coro.close()
+            raise RuntimeError(
+                "a synchronous judgewidgets method was called from inside a coroutine that judgewidgets is "
+                "running; use the async twin (e.g. `await judge.ascore(...)`) there"
+            )
+        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        try:
+            return future.result()
+        except KeyboardInterrupt:
+            future.cancel()
+            try:
+                future.result(timeout=5)
+            except (concurrent.futures.CancelledError, concurrent.futures.TimeoutError, Exception):
+                pass
+            raise
+
+
+_loop_thread: _LoopThread | None = None
+_loop_thread_lock = threading.Lock()
+
+
+def _background_loop() -> _LoopThread:
+    global _loop_thread
+    with _loop_thread_lock:
+        if _loop_thread is None or not _loop_thread.thread.is_alive():
+            _loop_thread = _LoopThread()
+        return _loop_thread
+
+
+def run_sync(coro: Coroutine[Any, Any, T], strategy: SyncStrategy = "thread") -> T:
+    """Run `coro` to completion from synchronous code, whether or not this thread already runs a loop."""
+    if strategy == "thread":
+        return _background_loop().run(coro)
+    if strategy == "nest_asyncio":
+        return _run_nested(coro)
+    coro.close()
+    raise ConfigurationError(f"unknown sync strategy {strategy!r}; use 'thread' or 'nest_asyncio'")
+
+
+def _run_nested(coro: Coroutine[Any, Any, T]) -> T:
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    if not isinstance(loop, asyncio.BaseEventLoop) or type(loop).__module__.startswith("uvloop"):
+        coro.close()
+        raise ConfigurationError(
+            f"nest_asyncio cannot patch a {type(loop).__module__}.{type(loop).__name__} loop; "
+            "use strategy='thread' (the default) instead"
+        )
+    import nest_asyncio
+
+    nest_asyncio.apply(loop)
+    return loop.run_until_complete(coro)

@@ -1,0 +1,59 @@
+"""The panel chart: where judges disagree (judge × item heatmap) and how each judge scores (distribution)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+if TYPE_CHECKING:
+    import altair as alt
+
+    from .._results import PanelResult
+
+
+def _shorten(text: str, limit: int = 120) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def panel_chart(result: PanelResult) -> alt.HConcatChart:
+    """Heatmap of every judge's score on every item, beside boxplots of each judge's scores."""
+    import altair as alt
+
+    votes = result.votes
+    items = pd.DataFrame(
+        {
+            "item": range(len(result.items)),
+            "prompt": [_shorten(i.prompt) for i in result.items],
+            "response": [_shorten(i.response) for i in result.items],
+        }
+    )
+    data = votes.merge(items, on="item")
+    data["explanation"] = data["explanation"].fillna("").map(_shorten)
+    data["error"] = data["error"].fillna("")
+    data["score_text"] = data["score"].map(lambda s: "" if pd.isna(s) else f"{s:.2f}")
+    judges = list(result.judges)
+    height = max(120, min(18 * len(result.items), 600))
+    base = alt.Chart(data).encode(
+        x=alt.X("judge:N", sort=judges, title="judge"),
+        y=alt.Y("item:O", title="item"),
+    )
+    tooltip = ["item:O", "judge:N", alt.Tooltip("score:Q", format=".2f"), "prompt:N", "response:N", "explanation:N", "error:N"]
+    heat = base.mark_rect().encode(
+        color=alt.Color("score:Q", scale=alt.Scale(domain=[0, 1], scheme="redyellowgreen"), title="score"),
+        tooltip=tooltip,
+    )
+    labels = base.mark_text(fontSize=10).encode(text="score_text:N")
+    heatmap = (heat + labels).properties(title="Scores by judge and item", width=max(120, 70 * len(judges)), height=height)
+    distribution = (
+        alt.Chart(data)
+        .mark_boxplot(extent="min-max")
+        .encode(
+            x=alt.X("judge:N", sort=judges, title="judge"),
+            y=alt.Y("score:Q", scale=alt.Scale(domain=[0, 1]), title="score"),
+            color=alt.Color("judge:N", sort=judges, legend=None),
+        )
+        .properties(title="Score distribution per judge", width=max(120, 60 * len(judges)), height=height)
+    )
+    return alt.hconcat(heatmap, distribution)

@@ -1,0 +1,87 @@
+"""The call path every judge shares: cache, per-model concurrency limit, timeout, retries, accounting."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from dataclasses import dataclass, field, replace
+
+from .._constants import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S
+from .._errors import ConfigurationError, JudgeCallError
+from ._cache import CallCache
+from ._litellm import CallFailure, LiteLLMTransport, classify
+from ._request import ChatRequest, Completion, redact
+from ._retry import RetryPolicy
+from ._transport import Transport
+
+
+@dataclass(frozen=True)
+class CallSettings:
+    """How a judge's calls are made. Immutable: `with_options` returns a changed copy."""
+
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    timeout: float = DEFAULT_TIMEOUT_S
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY
+    cache: CallCache | None = None
+    transport: Transport = field(default_factory=LiteLLMTransport)
+
+    def __post_init__(self) -> None:
+        if not self.timeout > 0:
+            raise ConfigurationError(f"timeout must be > 0 seconds, got {self.timeout}")
+        if int(self.max_concurrency) < 1:
+            raise ConfigurationError(f"max_concurrency must be >= 1, got {self.max_concurrency}")
+
+    def with_options(self, **changes: object) -> CallSettings:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+class CallSession:
+    """Shared by every call of one run: the per-model concurrency limits live here, not in a global."""
+
+    def __init__(self, rng: random.Random | None = None) -> None:
+        self._limits: dict[str, asyncio.Semaphore] = {}
+        self._rng = rng or random.Random()
+        self.caches: set[CallCache] = set()
+
+    def _limit(self, model: str, size: int) -> asyncio.Semaphore:
+        limit = self._limits.get(model)
+        if limit is None:
+            limit = self._limits[model] = asyncio.Semaphore(size)
+        return limit
+
+    async def complete(self, request: ChatRequest, settings: CallSettings, secrets: list[str]) -> Completion:
+        """One call with everything the engine guarantees; raises JudgeCallError after the last retry."""
+        cache = settings.cache
+        if cache is not None:
+            self.caches.add(cache)
+            hit = cache.get(request)
+            if hit is not None:
+                return hit
+        async with self._limit(request.model, settings.max_concurrency):
+            completion = await self._attempts(request, settings, secrets)
+        if cache is not None:
+            cache.put(request, completion)
+        return completion
+
+    async def _attempts(self, request: ChatRequest, settings: CallSettings, secrets: list[str]) -> Completion:
+        policy = settings.retry
+        attempt = 0
+        while True:
+            try:
+                completion = await settings.transport.complete(request, settings.timeout)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                failure = exc if isinstance(exc, CallFailure) else classify(exc)
+                if attempt >= policy.max_retries or not policy.is_retryable(failure.status_code):
+                    raise JudgeCallError(
+                        redact(str(failure), secrets), status_code=failure.status_code, attempts=attempt + 1
+                    ) from None
+                await asyncio.sleep(policy.delay(attempt, failure.retry_after, self._rng))
+                attempt += 1
+                continue
+            return replace(completion, attempts=attempt + 1) if attempt else completion
+
+    def flush(self) -> None:
+        for cache in self.caches:
+            cache.flush()

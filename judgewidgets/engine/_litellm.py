@@ -1,0 +1,181 @@
+"""The litellm path: lazy import, model routing checks, the call itself, and how its failures are classified."""
+
+from __future__ import annotations
+
+import os
+import time
+from functools import lru_cache
+from types import ModuleType
+from typing import Any
+
+from .._errors import ConfigurationError
+from ._request import ChatRequest, Completion
+
+
+def import_litellm() -> ModuleType:
+    """Import litellm (≈6 s, so only when a call is made) with the bundled cost map, never the network's."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    return litellm
+
+
+def is_local_model(model: str) -> bool:
+    return model == "local" or model.startswith("local/")
+
+
+def routed_model(model: str) -> str:
+    """The model string litellm receives: the embedded judge goes through our registered custom provider."""
+    if is_local_model(model):
+        from ..local import ensure_registered, to_litellm_model
+
+        ensure_registered()
+        return to_litellm_model(model)
+    return model
+
+
+def check_model(model: str, params: dict[str, Any]) -> None:
+    """Raise ConfigurationError when litellm cannot route `model` (before any call is made)."""
+    if not isinstance(model, str) or not model.strip():
+        raise ConfigurationError(f"a judge model must be a non-empty string, got {model!r}")
+    if is_local_model(model):
+        import importlib.util
+
+        if importlib.util.find_spec("xllamacpp") is None:
+            raise ConfigurationError(
+                "model 'local' needs the embedded judge's runtime: pip install 'judgewidgets[local]'"
+            )
+        return
+    if "mock_response" in params:
+        return
+    litellm = import_litellm()
+    try:
+        litellm.get_llm_provider(model=model, api_base=params.get("api_base"))
+    except Exception as exc:  # litellm raises BadRequestError subclasses with a long text
+        raise ConfigurationError(
+            f"litellm cannot route model {model!r}: name the provider as 'provider/model', "
+            "e.g. 'openai/gpt-4o-mini', 'anthropic/claude-3-5-haiku-latest', 'ollama/llama3', "
+            "or 'openai/<name>' with api_base=... for an OpenAI-compatible server"
+        ) from exc
+
+
+@lru_cache(maxsize=256)
+def token_prices(model: str) -> tuple[float, float] | None:
+    """(input, output) USD per token from litellm's bundled cost map, or None when it has no price."""
+    if is_local_model(model):
+        return (0.0, 0.0)
+    litellm = import_litellm()
+    try:
+        info = litellm.get_model_info(model)
+    except Exception:
+        return None
+    prompt_price = info.get("input_cost_per_token")
+    completion_price = info.get("output_cost_per_token")
+    if prompt_price is None or completion_price is None:
+        return None
+    return float(prompt_price), float(completion_price)
+
+
+def cost_of(model: str, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
+    prices = token_prices(model)
+    if prices is None or prompt_tokens is None or completion_tokens is None:
+        return None
+    return prompt_tokens * prices[0] + completion_tokens * prices[1]
+
+
+class CallFailure(Exception):
+    """One failed attempt, classified for the retry policy."""
+
+    def __init__(self, message: str, status_code: int | None, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.retry_after = retry_after
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    headers: Any = None
+    for source in (getattr(exc, "response", None), exc):
+        candidate = getattr(source, "headers", None)
+        if candidate:
+            headers = candidate
+            break
+    if headers is None:
+        headers = getattr(exc, "litellm_response_headers", None)
+    if not headers:
+        return None
+    try:
+        value = headers.get("retry-after") or headers.get("Retry-After")
+        return float(value) if value is not None else None
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+def classify(exc: BaseException) -> CallFailure:
+    """Turn any exception from a call into a CallFailure with its HTTP status (None: no response)."""
+    status = getattr(exc, "status_code", None)
+    if not isinstance(status, int):
+        status = None
+    name = type(exc).__name__
+    if status is None and ("Timeout" in name or isinstance(exc, TimeoutError)):
+        status = 408
+    message = f"{name}: {exc}".strip()
+    return CallFailure(message[:2000], status, _retry_after(exc))
+
+
+class LiteLLMTransport:
+    """Sends a ChatRequest through `litellm.acompletion`; litellm's own retries are off (we retry)."""
+
+    name = "litellm"
+
+    async def complete(self, request: ChatRequest, timeout: float) -> Completion:
+        litellm = import_litellm()
+        started = time.perf_counter()
+        try:
+            response = await litellm.acompletion(
+                model=routed_model(request.model),
+                messages=list(request.messages),
+                timeout=timeout,
+                num_retries=0,
+                max_retries=0,
+                **request.params,
+            )
+        except Exception as exc:
+            raise classify(exc) from exc
+        latency = time.perf_counter() - started
+        choice = response.choices[0]
+        content = choice.message.content or ""
+        logprobs = _logprobs_of(choice)
+        usage = getattr(response, "usage", None)
+        prompt_tokens = getattr(usage, "prompt_tokens", None)
+        completion_tokens = getattr(usage, "completion_tokens", None)
+        return Completion(
+            content=content,
+            logprobs=logprobs,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            cost_usd=cost_of(request.model, prompt_tokens, completion_tokens),
+            latency_s=latency,
+        )
+
+
+def _logprobs_of(choice: Any) -> list[dict[str, Any]] | None:
+    logprobs = getattr(choice, "logprobs", None)
+    if logprobs is None:
+        return None
+    content = logprobs.get("content") if isinstance(logprobs, dict) else getattr(logprobs, "content", None)
+    if not content:
+        return None
+    out = []
+    for token in content:
+        entry = token if isinstance(token, dict) else token.model_dump()
+        out.append(
+            {
+                "token": entry.get("token"),
+                "logprob": entry.get("logprob"),
+                "top_logprobs": [
+                    {"token": t.get("token"), "logprob": t.get("logprob")}
+                    for t in (entry.get("top_logprobs") or [])
+                ],
+            }
+        )
+    return out

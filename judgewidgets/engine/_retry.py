@@ -1,0 +1,52 @@
+"""The one retry policy: which failures are retried, and how long to wait before the next attempt."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from .._constants import (
+    DEFAULT_MAX_RETRIES,
+    INITIAL_RETRY_DELAY_S,
+    MAX_RETRY_AFTER_S,
+    MAX_RETRY_DELAY_S,
+    RETRY_JITTER,
+    RETRYABLE_STATUS_CODES,
+)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Retry 408/409/429/5xx, timeouts and dropped connections with jittered exponential backoff.
+
+    A `retry-after` header from the server wins over the backoff (capped at `max_retry_after`).
+    """
+
+    max_retries: int = DEFAULT_MAX_RETRIES
+    initial_delay: float = INITIAL_RETRY_DELAY_S
+    max_delay: float = MAX_RETRY_DELAY_S
+    jitter: float = RETRY_JITTER
+    max_retry_after: float = MAX_RETRY_AFTER_S
+
+    def __post_init__(self) -> None:
+        if self.max_retries < 0:
+            raise ValueError(f"max_retries must be >= 0, got {self.max_retries}")
+        if self.initial_delay < 0 or self.max_delay < 0:
+            raise ValueError("retry delays must be >= 0")
+        if not 0 <= self.jitter <= 1:
+            raise ValueError(f"jitter must lie in [0, 1], got {self.jitter}")
+
+    @staticmethod
+    def is_retryable(status_code: int | None) -> bool:
+        """Whether a failure with this HTTP status is worth another attempt (None: no response at all)."""
+        if status_code is None:
+            return True
+        return status_code in RETRYABLE_STATUS_CODES or status_code >= 500
+
+    def delay(self, attempt: int, retry_after: float | None = None, rng: random.Random | None = None) -> float:
+        """Seconds to wait before retry number `attempt` (0-based)."""
+        if retry_after is not None and retry_after >= 0:
+            return min(retry_after, self.max_retry_after)
+        base = min(self.initial_delay * (2**attempt), self.max_delay)
+        draw = (rng or random).random()
+        return base * (1 - self.jitter * draw)
