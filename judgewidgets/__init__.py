@@ -12,8 +12,8 @@ import os as _os
 # litellm fetches its model cost map from the network at import unless told otherwise; never let it.
 _os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from . import templates  # noqa: E402
-from ._errors import (  # noqa: E402
+from . import templates
+from ._errors import (
     ConfigurationError,
     InputError,
     JudgeCallError,
@@ -21,16 +21,16 @@ from ._errors import (  # noqa: E402
     LocalModelError,
     ParseError,
 )
-from ._examples import load_example  # noqa: E402
-from ._generate import Generator  # noqa: E402
-from ._judge import Judge, LLMJudge  # noqa: E402
-from ._panel import LLMPanel  # noqa: E402
-from ._records import Item, Vote  # noqa: E402
-from ._results import JudgeResult, PanelResult  # noqa: E402
-from ._runner import run_sync  # noqa: E402
-from ._version import __version__  # noqa: E402
-from .engine import CallCache, RetryPolicy  # noqa: E402
-from .templates import Template  # noqa: E402
+from ._examples import load_example
+from ._generate import Generator
+from ._judge import Judge, LLMJudge
+from ._panel import LLMPanel
+from ._records import Item, Vote
+from ._results import JudgeResult, PanelResult
+from ._runner import run_sync
+from ._version import __version__
+from .engine import CallCache, RetryPolicy
+from .templates import Template
 
 __all__ = [
     "CallCache",
@@ -38,10 +38,10 @@ __all__ = [
     "Generator",
     "InputError",
     "Item",
+    "Judge",
     "JudgeCallError",
     "JudgeResult",
     "JudgeWidgetsError",
-    "Judge",
     "LLMJudge",
     "LLMPanel",
     "LocalModelError",

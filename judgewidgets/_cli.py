@@ -71,7 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="a judge model: 'local' (embedded, no key) or any litellm model string; repeat for a panel",
     )
     score.add_argument(
-        "--template", default="likert", choices=sorted(BUILTIN_TEMPLATES), help="scoring template (default likert)"
+        "--template",
+        default="likert",
+        choices=sorted(BUILTIN_TEMPLATES),
+        help="scoring template (default likert)",
     )
     score.add_argument("--prompt-col", default="prompt", help="column holding the prompts (default prompt)")
     score.add_argument("--response-col", default="response", help="column holding the responses (default response)")

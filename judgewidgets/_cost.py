@@ -39,7 +39,9 @@ class CostEstimate(BaseModel):
         lines = [f"estimated cost: {total}"]
         for j in self.judges:
             cost = "no price" if j.cost_usd is None else f"${j.cost_usd:.4f}"
-            lines.append(f"  {j.judge} ({j.model}): {j.calls} calls, ~{j.prompt_tokens + j.completion_tokens} tokens, {cost}")
+            lines.append(
+                f"  {j.judge} ({j.model}): {j.calls} calls, ~{j.prompt_tokens + j.completion_tokens} tokens, {cost}"
+            )
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -52,8 +54,14 @@ def estimate_judge(judge: object, name: str, items: Sequence[Item]) -> JudgeCost
     from ._judge import LLMJudge
 
     if not isinstance(judge, LLMJudge):
-        return JudgeCostEstimate(judge=name, model=type(judge).__name__, calls=len(items), prompt_tokens=0,
-                                 completion_tokens=0, cost_usd=None)
+        return JudgeCostEstimate(
+            judge=name,
+            model=type(judge).__name__,
+            calls=len(items),
+            prompt_tokens=0,
+            completion_tokens=0,
+            cost_usd=None,
+        )
     litellm = import_litellm()
     counted_model = routed_model(judge.model) if not judge.model.startswith("local") else "gpt-4o-mini"
     prompt_tokens = 0
@@ -64,5 +72,11 @@ def estimate_judge(judge: object, name: str, items: Sequence[Item]) -> JudgeCost
     completion_tokens = per_call * len(items)
     prices = token_prices(judge.model)
     cost = None if prices is None else prompt_tokens * prices[0] + completion_tokens * prices[1]
-    return JudgeCostEstimate(judge=name, model=judge.model, calls=len(items), prompt_tokens=prompt_tokens,
-                             completion_tokens=completion_tokens, cost_usd=cost)
+    return JudgeCostEstimate(
+        judge=name,
+        model=judge.model,
+        calls=len(items),
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        cost_usd=cost,
+    )

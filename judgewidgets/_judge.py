@@ -235,7 +235,13 @@ class LLMJudge:
         return list(await asyncio.gather(*(one(i, item) for i, item in enumerate(items))))
 
     async def ajudge_one(
-        self, index: int, item: Item, session: CallSession, params: dict[str, Any], label: str, sample: int = 0
+        self,
+        index: int,
+        item: Item,
+        session: CallSession,
+        params: dict[str, Any],
+        label: str,
+        sample: int = 0,
     ) -> Vote:
         messages = self.template.messages(
             item.prompt, item.response, item.reference, self.explanations, context=item.context
@@ -316,4 +322,3 @@ class LLMJudge:
                 attempts=attempts,
             )
         raise AssertionError("unreachable")  # pragma: no cover
-

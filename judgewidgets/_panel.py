@@ -139,7 +139,11 @@ class LLMPanel:
         for name, judge_votes in zip(self.names, per_judge):
             votes.extend(v if v.judge == name else v.model_copy(update={"judge": name}) for v in judge_votes)
         return PanelResult(
-            items=items, vote_list=votes, judges=self.names, weights=self.weights, explanations=self.explanations
+            items=items,
+            vote_list=votes,
+            judges=self.names,
+            weights=self.weights,
+            explanations=self.explanations,
         )
 
     def generate_and_score(
@@ -189,5 +193,9 @@ class LLMPanel:
         votes.sort(key=lambda v: (v.item, self.names.index(v.judge)))
         items = [Item(prompt=p, response=text or "") for p, (text, _) in zip(prompts, generated)]
         return PanelResult(
-            items=items, vote_list=votes, judges=self.names, weights=self.weights, explanations=self.explanations
+            items=items,
+            vote_list=votes,
+            judges=self.names,
+            weights=self.weights,
+            explanations=self.explanations,
         )

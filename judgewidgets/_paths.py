@@ -16,3 +16,14 @@ def user_cache_dir() -> Path:
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
     return base / "judgewidgets"
+
+
+MODEL_DIR_ENV = "JUDGEWIDGETS_MODEL_DIR"
+
+
+def model_dir() -> Path:
+    """Where assembled model weights live: `$JUDGEWIDGETS_MODEL_DIR`, else the cache folder's models/."""
+    explicit = os.environ.get(MODEL_DIR_ENV)
+    if explicit:
+        return Path(explicit).expanduser()
+    return user_cache_dir() / "models"

@@ -15,7 +15,7 @@ to start inside either. Two strategies are offered:
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
+import contextlib
 import threading
 from collections.abc import Coroutine
 from typing import Any, Literal, TypeVar
@@ -50,11 +50,9 @@ class _LoopThread:
         try:
             return future.result()
         except KeyboardInterrupt:
-            future.cancel()
-            try:
+            future.cancel()  # cancels the task on the loop; finished calls are already in the cache
+            with contextlib.suppress(Exception):
                 future.result(timeout=5)
-            except (concurrent.futures.CancelledError, concurrent.futures.TimeoutError, Exception):
-                pass
             raise
 
 

@@ -39,13 +39,23 @@ def panel_chart(result: PanelResult) -> alt.HConcatChart:
         x=alt.X("judge:N", sort=judges, title="judge"),
         y=alt.Y("item:O", title="item"),
     )
-    tooltip = ["item:O", "judge:N", alt.Tooltip("score:Q", format=".2f"), "prompt:N", "response:N", "explanation:N", "error:N"]
+    tooltip = [
+        "item:O",
+        "judge:N",
+        alt.Tooltip("score:Q", format=".2f"),
+        "prompt:N",
+        "response:N",
+        "explanation:N",
+        "error:N",
+    ]
     heat = base.mark_rect().encode(
         color=alt.Color("score:Q", scale=alt.Scale(domain=[0, 1], scheme="redyellowgreen"), title="score"),
         tooltip=tooltip,
     )
     labels = base.mark_text(fontSize=10).encode(text="score_text:N")
-    heatmap = (heat + labels).properties(title="Scores by judge and item", width=max(120, 70 * len(judges)), height=height)
+    heatmap = (heat + labels).properties(
+        title="Scores by judge and item", width=max(120, 70 * len(judges)), height=height
+    )
     distribution = (
         alt.Chart(data)
         .mark_boxplot(extent="min-max")

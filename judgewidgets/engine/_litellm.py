@@ -173,8 +173,7 @@ def _logprobs_of(choice: Any) -> list[dict[str, Any]] | None:
                 "token": entry.get("token"),
                 "logprob": entry.get("logprob"),
                 "top_logprobs": [
-                    {"token": t.get("token"), "logprob": t.get("logprob")}
-                    for t in (entry.get("top_logprobs") or [])
+                    {"token": t.get("token"), "logprob": t.get("logprob")} for t in (entry.get("top_logprobs") or [])
                 ],
             }
         )

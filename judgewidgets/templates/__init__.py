@@ -4,7 +4,15 @@ Built-ins: ``true_false_uncertain`` (correct 1, not sure 0.5, incorrect 0), ``tr
 (0-100, divided by 100) and ``likert`` (1-5 mapped to 0, .25, .5, .75, 1). Build others with `Template`.
 """
 
-from ._builtin import BUILTIN_TEMPLATES, CONTINUOUS, LIKERT, TRUE_FALSE, TRUE_FALSE_UNCERTAIN, get_template, parse
+from ._builtin import (
+    BUILTIN_TEMPLATES,
+    CONTINUOUS,
+    LIKERT,
+    TRUE_FALSE,
+    TRUE_FALSE_UNCERTAIN,
+    get_template,
+    parse,
+)
 from ._template import Template
 
 __all__ = [

@@ -62,9 +62,7 @@ LIKERT = Template(
     score_description="An integer from 1 (wrong or useless) to 5 (fully correct, complete and clear).",
 )
 
-BUILTIN_TEMPLATES: dict[str, Template] = {
-    t.name: t for t in (TRUE_FALSE_UNCERTAIN, TRUE_FALSE, CONTINUOUS, LIKERT)
-}
+BUILTIN_TEMPLATES: dict[str, Template] = {t.name: t for t in (TRUE_FALSE_UNCERTAIN, TRUE_FALSE, CONTINUOUS, LIKERT)}
 
 
 def get_template(template: str | Template) -> Template:

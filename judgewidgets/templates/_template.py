@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from .._errors import ConfigurationError
 from ._parse import find_json_object, first_number, match_label
@@ -31,25 +31,30 @@ class Template(BaseModel):
     aliases: dict[str, str] = Field(default_factory=dict, description="extra phrases that mean a choice label")
     score_description: str | None = None
 
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            problems = "; ".join(_describe(e) for e in exc.errors())
+            raise ConfigurationError(f"invalid template {data.get('name')!r}: {problems}") from None
+
     @model_validator(mode="after")
     def _check(self) -> Template:
         if (self.choices is None) == (self.scale is None):
-            raise ConfigurationError(f"template {self.name!r}: give exactly one of `choices` or `scale`")
+            raise ConfigurationError("give exactly one of `choices` or `scale`")
         if self.choices is not None:
             if not self.choices:
-                raise ConfigurationError(f"template {self.name!r}: `choices` is empty")
+                raise ConfigurationError("`choices` is empty")
             for label, value in self.choices.items():
                 if not (0.0 <= value <= 1.0):
-                    raise ConfigurationError(
-                        f"template {self.name!r}: choice {label!r} has score {value}, outside [0, 1]"
-                    )
+                    raise ConfigurationError(f"choice {label!r} has score {value}, outside [0, 1]")
             for alias, label in self.aliases.items():
                 if label not in self.choices:
-                    raise ConfigurationError(f"template {self.name!r}: alias {alias!r} names no choice {label!r}")
+                    raise ConfigurationError(f"alias {alias!r} names no choice {label!r}")
         if self.scale is not None:
             low, high = self.scale
             if not (math.isfinite(low) and math.isfinite(high) and low < high):
-                raise ConfigurationError(f"template {self.name!r}: scale {self.scale} must be (low, high), low < high")
+                raise ConfigurationError(f"scale {self.scale} must be (low, high), low < high")
         return self
 
     # --- what the judge sees -------------------------------------------------------------------------------
@@ -76,7 +81,8 @@ class Template(BaseModel):
                 Field(
                     ge=kind(low),
                     le=kind(high),
-                    description=self.score_description or f"The score, from {_fmt(low)} (worst) to {_fmt(high)} (best).",
+                    description=self.score_description
+                    or f"The score, from {_fmt(low)} (worst) to {_fmt(high)} (best).",
                 ),
             )
         return create_model(f"{self.name.title().replace('_', '')}Verdict", **fields)
@@ -182,7 +188,7 @@ class Template(BaseModel):
         low, high = self.scale  # type: ignore[misc]
         if not self.integer or high - low > 20:
             return {}
-        return {_fmt(v): self.normalise(v) for v in range(int(math.ceil(low)), int(math.floor(high)) + 1)}
+        return {_fmt(v): self.normalise(v) for v in range(math.ceil(low), math.floor(high) + 1)}
 
 
 def fence(tag: str, text: str) -> str:
@@ -190,6 +196,12 @@ def fence(tag: str, text: str) -> str:
     for name in _TAGS:
         text = text.replace(f"</{name}>", f"</ {name}>").replace(f"<{name}>", f"< {name}>")
     return f"<{tag}>\n{text}\n</{tag}>"
+
+
+def _describe(error: Any) -> str:
+    message = str(error.get("msg", "")).removeprefix("Value error, ")
+    where = ".".join(str(p) for p in error.get("loc", ()))
+    return f"{where}: {message}" if where else message
 
 
 def _fmt(value: float) -> str:

@@ -1,0 +1,54 @@
+import threading
+from pathlib import Path
+
+from judgewidgets.engine import CallCache, ChatRequest, Completion
+
+MESSAGES = ({"role": "user", "content": "hi"},)
+
+
+def test_roundtrip_and_persistence(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    cache = CallCache(path)
+    request = ChatRequest("openai/x", MESSAGES, {"temperature": 0.0})
+    assert cache.get(request) is None
+    cache.put(request, Completion(content="4", prompt_tokens=3, completion_tokens=1, cost_usd=0.1, latency_s=0.2))
+    hit = cache.get(request)
+    assert hit is not None and hit.content == "4" and hit.cached
+    cache.close()
+    again = CallCache(path).get(request)
+    assert again is not None and again.content == "4" and again.prompt_tokens == 3
+
+
+def test_key_covers_what_determines_the_answer_and_nothing_secret() -> None:
+    base = ChatRequest("openai/x", MESSAGES, {"temperature": 0.0, "api_key": "sk-secret-123"})
+    assert base.cache_key() == ChatRequest("openai/x", MESSAGES, {"temperature": 0.0, "api_key": "other"}).cache_key()
+    assert base.cache_key() != ChatRequest("openai/y", MESSAGES, {"temperature": 0.0}).cache_key()
+    assert base.cache_key() != ChatRequest("openai/x", MESSAGES, {"temperature": 0.5}).cache_key()
+    assert base.cache_key() != ChatRequest("openai/x", MESSAGES, {"temperature": 0.0}, sample=1).cache_key()
+    other = ({"role": "user", "content": "hello"},)
+    assert base.cache_key() != ChatRequest("openai/x", other, {"temperature": 0.0}).cache_key()
+
+
+def test_file_holds_no_api_key(tmp_path: Path) -> None:
+    cache = CallCache(tmp_path / "c.sqlite")
+    request = ChatRequest("openai/x", MESSAGES, {"api_key": "sk-secret-123"})
+    cache.put(request, Completion(content="ok"))
+    cache.close()
+    assert b"sk-secret-123" not in (tmp_path / "c.sqlite").read_bytes()
+
+
+def test_two_caches_share_one_file_from_threads(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    caches = [CallCache(path), CallCache(path)]
+
+    def write(cache: CallCache, offset: int) -> None:
+        for i in range(200):
+            cache.put(ChatRequest("m", ({"role": "user", "content": str(offset + i)},)), Completion(content=str(i)))
+        cache.flush()
+
+    threads = [threading.Thread(target=write, args=(c, k * 1000)) for k, c in enumerate(caches)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(CallCache(path)) == 400
