@@ -1,0 +1,160 @@
+"""Engine overhead: a 3-judge panel against a loopback server, side by side with bare litellm calls.
+
+    python benchmarks/panel_throughput.py [--items 1000] [--latency 0.05] [--concurrency 256]
+
+Both runs send the same judge requests to the same OpenAI-compatible test server (in its own process, so it
+does not share our GIL). The bare run is the floor the engine stands on: `asyncio.gather` over
+`litellm.acompletion` with a semaphore. The ideal is calls × latency / concurrency. A second panel run with
+5 % injected faults checks that no row is lost and every failed row carries its error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import judgewidgets as jw  # noqa: E402
+from judgewidgets.testing import FaultPlan, OpenAITestServer  # noqa: E402
+
+MODEL = "openai/bench-judge"
+
+
+@dataclass
+class Run:
+    name: str
+    calls: int
+    wall_s: float
+    cpu_s: float
+
+    @property
+    def calls_per_s(self) -> float:
+        return self.calls / self.wall_s
+
+    @property
+    def cpu_ms_per_call(self) -> float:
+        return 1000 * self.cpu_s / self.calls
+
+
+def items(n: int) -> tuple[list[str], list[str]]:
+    prompts = [f"Question {i}: what is {i} + {i}?" for i in range(n)]
+    responses = [f"The answer is {2 * i}." for i in range(n)]
+    return prompts, responses
+
+
+async def bare_litellm(base_url: str, n: int, judges: int, concurrency: int) -> Run:
+    import litellm
+
+    template = jw.templates.LIKERT
+    prompts, responses = items(n)
+    limit = asyncio.Semaphore(concurrency)
+
+    async def call(prompt: str, response: str) -> str:
+        async with limit:
+            reply = await litellm.acompletion(
+                model=MODEL,
+                messages=list(template.messages(prompt, response)),
+                api_base=base_url,
+                api_key="sk-bench",
+                temperature=0.0,
+                num_retries=0,
+                max_retries=0,
+            )
+            return reply.choices[0].message.content
+
+    await asyncio.gather(*(call(p, r) for p, r in zip(prompts[:50], responses[:50])))  # warm up
+    cpu, wall = time.process_time(), time.perf_counter()
+    await asyncio.gather(*(call(p, r) for _ in range(judges) for p, r in zip(prompts, responses)))
+    return Run("bare litellm.acompletion", n * judges, time.perf_counter() - wall, time.process_time() - cpu)
+
+
+def panel(base_url: str, concurrency: int) -> jw.LLMPanel:
+    return jw.LLMPanel(
+        [
+            jw.LLMJudge(
+                MODEL,
+                name=name,
+                template="likert",
+                api_base=base_url,
+                api_key="sk-bench",
+                cache=False,
+                max_concurrency=concurrency,
+                retry=jw.RetryPolicy(initial_delay=0.05, max_retries=3),
+            )
+            for name in ("judge_a", "judge_b", "judge_c")
+        ]
+    )
+
+
+async def judgewidgets_panel(base_url: str, n: int, concurrency: int) -> tuple[Run, jw.PanelResult]:
+    prompts, responses = items(n)
+    bench_panel = panel(base_url, concurrency)
+    await bench_panel.ascore(prompts[:50], responses[:50], progress=False)  # warm up
+    cpu, wall = time.process_time(), time.perf_counter()
+    result = await bench_panel.ascore(prompts, responses, progress=False)
+    run = Run("judgewidgets LLMPanel (3 judges)", n * 3, time.perf_counter() - wall, time.process_time() - cpu)
+    return run, result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--items", type=int, default=1000)
+    parser.add_argument("--latency", type=float, default=0.05)
+    parser.add_argument("--concurrency", type=int, default=256)
+    parser.add_argument("--fault-rate", type=float, default=0.05)
+    args = parser.parse_args()
+    calls = 3 * args.items
+    ideal_s = calls * args.latency / args.concurrency
+
+    with OpenAITestServer(latency=args.latency, spawn=True) as server:
+        bare = asyncio.run(bare_litellm(server.base_url, args.items, 3, args.concurrency))
+        ours, result = asyncio.run(judgewidgets_panel(server.base_url, args.items, args.concurrency))
+    lost = args.items - len(result.to_df())
+
+    share = args.fault_rate / 5
+    faults = FaultPlan(rate_limit=share * 2, server_error=share, overloaded=share, malformed=share, seed=7)
+    with OpenAITestServer(latency=args.latency, faults=faults, spawn=True) as server:
+        faulty, faulty_result = asyncio.run(judgewidgets_panel(server.base_url, args.items, args.concurrency))
+        injected = server.stats.faults_total if hasattr(server.stats, "faults_total") else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        faulty_df = faulty_result.to_df()
+    votes = faulty_result.votes
+    failed = votes[votes["score"].isna()]
+    unexplained = int(failed["error"].isna().sum())
+    retried = int(sum(v.attempts > 1 for v in faulty_result.vote_list))
+
+    print(
+        f"\n{calls} judge calls ({args.items} items × 3 judges), server latency {args.latency * 1000:.0f} ms, "
+        f"concurrency {args.concurrency}; ideal {calls / ideal_s:,.0f} calls/s ({ideal_s:.2f} s)\n"
+    )
+    print(f"{'run':<36}{'calls/s':>10}{'wall s':>9}{'CPU ms/call':>13}{'of ideal':>10}")
+    for run in (bare, ours, faulty):
+        print(
+            f"{run.name:<36}{run.calls_per_s:>10,.0f}{run.wall_s:>9.2f}{run.cpu_ms_per_call:>13.2f}"
+            f"{run.calls_per_s / (calls / ideal_s):>10.1%}"
+        )
+    print(f"\njudgewidgets / bare litellm throughput: {ours.calls_per_s / bare.calls_per_s:.2f}  (target >= 0.85)")
+    print(
+        f"engine CPU overhead per call: {ours.cpu_ms_per_call - bare.cpu_ms_per_call:+.2f} ms "
+        f"({ours.cpu_ms_per_call / bare.cpu_ms_per_call - 1:+.1%})"
+    )
+    print(f"rows lost: {lost}")
+    print(
+        f"\nfault run ({args.fault_rate:.0%} of requests fail: 429/500/503/malformed): "
+        f"rows {len(faulty_df)}/{args.items}, votes retried {retried}, votes failed after retries "
+        f"{len(failed)}, failed without a recorded error {unexplained}"
+        + (f", faults injected {injected}" if injected is not None else "")
+    )
+    ok = lost == 0 and len(faulty_df) == args.items and unexplained == 0
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
