@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-import judgewidgets as jw  # noqa: E402
-from judgewidgets.testing import FaultPlan, OpenAITestServer  # noqa: E402
+import judgewidgets as jw
+from judgewidgets.testing import FaultPlan, OpenAITestServer
 
 MODEL = "openai/bench-judge"
 
