@@ -93,21 +93,26 @@ class CallFailure(Exception):
 
 
 def _retry_after(exc: BaseException) -> float | None:
-    headers: Any = None
-    for source in (getattr(exc, "response", None), exc):
-        candidate = getattr(source, "headers", None)
-        if candidate:
-            headers = candidate
-            break
-    if headers is None:
-        headers = getattr(exc, "litellm_response_headers", None)
-    if not headers:
-        return None
-    try:
-        value = headers.get("retry-after") or headers.get("Retry-After")
-        return float(value) if value is not None else None
-    except (TypeError, ValueError, AttributeError):
-        return None
+    """Seconds the server asked us to wait: `retry-after-ms`, else `retry-after` (litellm keeps the provider's
+    headers on `litellm_response_headers`; its rebuilt `response` has none)."""
+    sources = (
+        getattr(exc, "litellm_response_headers", None),
+        getattr(getattr(exc, "response", None), "headers", None),
+        getattr(exc, "headers", None),
+    )
+    for headers in sources:
+        if not headers:
+            continue
+        try:
+            millis = headers.get("retry-after-ms")
+            if millis is not None:
+                return float(millis) / 1000
+            seconds = headers.get("retry-after")
+            if seconds is not None:
+                return float(seconds)
+        except (TypeError, ValueError, AttributeError):
+            continue
+    return None
 
 
 def classify(exc: BaseException) -> CallFailure:

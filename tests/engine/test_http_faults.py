@@ -92,3 +92,20 @@ def test_api_key_stays_out_of_everything(server: OpenAITestServer, tmp_path) -> 
     assert "sk-test-secret" not in repr(the_judge)
     assert "sk-test-secret" not in result.votes_df.to_csv()
     assert b"sk-test-secret" not in (tmp_path / "calls.sqlite").read_bytes()
+
+
+def test_retry_after_header_is_read_from_litellm_errors(server: OpenAITestServer) -> None:
+    from judgewidgets.engine._litellm import classify
+
+    litellm = pytest.importorskip("litellm")
+    with pytest.raises(litellm.RateLimitError) as caught:
+        litellm.completion(
+            model="openai/test",
+            messages=[{"role": "user", "content": "x [[fault:429]]"}],
+            api_base=server.base_url,
+            api_key="sk-test",
+            num_retries=0,
+            max_retries=0,
+        )
+    failure = classify(caught.value)
+    assert failure.status_code == 429 and failure.retry_after == pytest.approx(0.05)

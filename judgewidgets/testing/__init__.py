@@ -1,0 +1,33 @@
+"""A loopback OpenAI-compatible server for testing evaluations without a paid API, like httpx's MockTransport.
+
+```python
+from judgewidgets.testing import FaultPlan, OpenAITestServer, json_score
+
+with OpenAITestServer(json_score(4), latency=0.05, faults=FaultPlan(rate_limit=0.1, seed=1)) as server:
+    judge = jw.LLMJudge(model="openai/test", api_base=server.base_url, api_key="sk-test")
+    ...
+    assert server.stats.by_status[429] > 0
+```
+
+Directives in the last user message plant per-item behaviour: `[[reply:TEXT]]` answers exactly TEXT;
+`[[fault:KIND]]` always fails; `[[fault-once:KIND]]` fails the first time that exact request body is seen.
+KIND is `429`, `500`, `503`, `timeout`, `malformed`, `empty` (or a `FaultPlan` field name).
+"""
+
+from ._faults import FaultKind, FaultPlan
+from ._responders import Responder, echo, fixed, hashed_score, json_score
+from ._server import OpenAITestServer
+from ._stats import RecordedRequest, ServerStats
+
+__all__ = [
+    "FaultKind",
+    "FaultPlan",
+    "OpenAITestServer",
+    "RecordedRequest",
+    "Responder",
+    "ServerStats",
+    "echo",
+    "fixed",
+    "hashed_score",
+    "json_score",
+]

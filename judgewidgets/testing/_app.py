@@ -1,0 +1,179 @@
+"""The aiohttp application behind `OpenAITestServer`: routes, the chat handler, faults and latency.
+
+The handler is kept lean (no per-request logging, one JSON parse, one JSON dump) so one process sustains
+thousands of requests per second on loopback; waiting is `asyncio.sleep`, so thousands of requests can be
+slow or hang at once without blocking the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from ._faults import FaultKind, FaultPlan, parse_directives
+from ._openai import MALFORMED_BODY, completion_body, error_body, models_body
+from ._responders import Responder, last_user_text
+from ._stats import StatsRecorder
+
+__all__ = ["STATS_PATH", "ChatService", "ServerConfig", "start_site"]
+
+STATS_PATH = "/_judgewidgets/stats"
+RESET_PATH = "/_judgewidgets/reset"
+_JSON = "application/json"
+
+# Status code, error type and error code sent for each fault that is an HTTP error.
+_ERRORS: dict[str, tuple[int, str, str]] = {
+    "rate_limit": (429, "rate_limit_error", "rate_limit_exceeded"),
+    "server_error": (500, "server_error", "internal_error"),
+    "overloaded": (503, "server_error", "overloaded"),
+    "timeout": (504, "timeout", "timeout"),
+    "responder_error": (500, "server_error", "responder_error"),
+}
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """Everything that decides what the server answers; picklable, to start it in another process."""
+
+    responder: Responder
+    latency: float = 0.0
+    jitter: float = 0.0
+    faults: FaultPlan = field(default_factory=FaultPlan)
+    record: int = 100
+    models: tuple[str, ...] = ("test",)
+
+
+class ChatService:
+    """The state of one running server (counters, requests seen) and its request handlers."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.stats = StatsRecorder(config.record)
+        self._seen: dict[bytes, int] = {}
+        self._rng = random.Random(config.faults.seed)
+        self._next_id = 0
+        self._needs_seen = config.faults.total_rate > 0
+
+    def app(self) -> web.Application:
+        """An aiohttp application serving the OpenAI routes and the stats routes."""
+        app = web.Application(client_max_size=64 * 1024**2)
+        app.router.add_post("/v1/chat/completions", self.chat)
+        app.router.add_post("/chat/completions", self.chat)
+        app.router.add_get("/v1/models", self.models)
+        app.router.add_get("/models", self.models)
+        app.router.add_get(STATS_PATH, self.get_stats)
+        app.router.add_post(RESET_PATH, self.reset_stats)
+        return app
+
+    async def models(self, request: web.Request) -> web.Response:
+        return web.Response(body=models_body(self.config.models), content_type=_JSON)
+
+    async def get_stats(self, request: web.Request) -> web.Response:
+        return web.Response(text=self.stats.snapshot().model_dump_json(), content_type=_JSON)
+
+    async def reset_stats(self, request: web.Request) -> web.Response:
+        self.stats.reset()
+        return web.Response(status=204)
+
+    def _occurrence(self, raw: bytes) -> int:
+        """How many times this exact body was seen before, counting this sighting."""
+        key = hashlib.blake2b(raw, digest_size=16).digest()
+        n = self._seen.get(key, 0)
+        self._seen[key] = n + 1
+        return n
+
+    def _bad_request(self, request: web.Request, body: Any, message: str) -> web.Response:
+        recorded = body if isinstance(body, dict) else None
+        self.stats.record(request.path, recorded, "Authorization" in request.headers, 400, None)
+        return web.Response(status=400, body=error_body(message, "invalid_request_error"), content_type=_JSON)
+
+    async def chat(self, request: web.Request) -> web.Response:
+        """Answer one chat completion request, or fail it as the fault plan or a directive says."""
+        raw = await request.read()
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            return self._bad_request(request, None, "the request body is not valid JSON")
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            return self._bad_request(request, body, "the request needs a `messages` list")
+        if body.get("stream"):
+            return self._bad_request(request, body, "OpenAITestServer does not stream; send stream=false")
+
+        reply: str | None = None
+        sticky: FaultKind | None = None
+        once: FaultKind | None = None
+        text = last_user_text(body)
+        if "[[" in text:
+            try:
+                reply, sticky, once = parse_directives(text)
+            except ValueError as exc:
+                return self._bad_request(request, body, str(exc))
+        fault: str | None = sticky
+        if fault is None and (once is not None or self._needs_seen):
+            n = self._occurrence(raw)
+            if once is not None and n == 0:
+                fault = once
+            elif self._needs_seen:
+                fault = self.config.faults.draw(raw, n)
+
+        content = ""
+        if fault is None:
+            if reply is not None:
+                content = reply
+            else:
+                try:
+                    content = self.config.responder(body)
+                except Exception as exc:
+                    fault, content = "responder_error", f"the test server's responder raised {exc!r}"
+
+        status = _ERRORS[fault][0] if fault in _ERRORS else 200
+        self.stats.record(request.path, body, "Authorization" in request.headers, status, fault)
+        self.stats.enter()
+        try:
+            await self._wait(fault)
+            return self._response(body, fault, content)
+        finally:
+            self.stats.leave()
+
+    async def _wait(self, fault: str | None) -> None:
+        """Sleep the configured latency, or hang for a timeout fault."""
+        config = self.config
+        if fault == "timeout":
+            await asyncio.sleep(config.faults.hang_seconds)
+            return
+        delay = config.latency + (config.jitter * self._rng.random() if config.jitter else 0.0)
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+    def _response(self, body: dict[str, Any], fault: str | None, content: str) -> web.Response:
+        if fault is None or fault == "empty":
+            self._next_id += 1
+            payload = completion_body(body, content, f"chatcmpl-test-{self._next_id}")
+            return web.Response(body=payload, content_type=_JSON)
+        if fault == "malformed":
+            return web.Response(body=MALFORMED_BODY, content_type=_JSON)
+        status, type_, code = _ERRORS[fault]
+        headers = None
+        if fault == "rate_limit":
+            after = self.config.faults.retry_after
+            headers = {"retry-after": f"{after:g}", "retry-after-ms": str(round(after * 1000))}
+        message = content or f"injected {fault} fault ({status})"
+        return web.Response(status=status, body=error_body(message, type_, code), headers=headers, content_type=_JSON)
+
+
+async def start_site(service: ChatService, host: str, port: int) -> tuple[web.AppRunner, int]:
+    """Start serving `service` on host:port (0: the OS picks); the runner to clean up and the bound port."""
+    # handler_cancellation: a client that gives up (a timeout fault) frees its handler at once.
+    runner = web.AppRunner(
+        service.app(), access_log=None, handle_signals=False, shutdown_timeout=0.2, handler_cancellation=True
+    )
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, backlog=2048)
+    await site.start()
+    return runner, runner.addresses[0][1]
