@@ -73,7 +73,7 @@ class LLMPanel:
             self.weights = check_weights([j.weight for j in built], len(built))
         else:
             self.weights = None
-        self.explanations = explanations or any(getattr(j, "explanations", False) for j in built)
+        self.explaining = [n for n, j in zip(self.names, built) if getattr(j, "explanations", False)]
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{n}={getattr(j, 'model', type(j).__name__)!r}" for n, j in zip(self.names, self.judges))
@@ -143,7 +143,7 @@ class LLMPanel:
             vote_list=votes,
             judges=self.names,
             weights=self.weights,
-            explanations=self.explanations,
+            explaining=self.explaining,
         )
 
     def generate_and_score(
@@ -197,5 +197,5 @@ class LLMPanel:
             vote_list=votes,
             judges=self.names,
             weights=self.weights,
-            explanations=self.explanations,
+            explaining=self.explaining,
         )

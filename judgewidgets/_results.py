@@ -84,7 +84,7 @@ class PanelResult:
     vote_list: list[Vote]
     judges: list[str]
     weights: list[float] | None = None
-    explanations: bool = False
+    explaining: list[str] = field(default_factory=list)  # judges that were asked to explain
     _scores: pd.DataFrame | None = field(default=None, repr=False)
 
     @property
@@ -103,12 +103,12 @@ class PanelResult:
 
     def to_df(self) -> pd.DataFrame:
         """prompt, response, one column per judge, avg, median, min, max (+weighted_avg), disagreement
-        (+ <judge>_explanation columns when explanations were asked for)."""
+        (+ <judge>_explanation for each judge that was asked to explain)."""
         scores = self.scores()
         frame = pd.DataFrame(_item_columns(self.items))
         frame = pd.concat([frame, scores, aggregate(scores, self.weights)], axis=1)
-        if self.explanations:
-            for judge in self.judges:
+        if self.explaining:
+            for judge in self.explaining:
                 texts: list[str | None] = [None] * len(self.items)
                 for vote in self.vote_list:
                     if vote.judge == judge:

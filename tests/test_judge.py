@@ -1,6 +1,7 @@
 import asyncio
 import math
 import re
+import time
 
 import pytest
 
@@ -262,3 +263,52 @@ def test_sync_call_inside_a_running_loop() -> None:
         return judge.score(["q"], ["a"], progress=False).scores  # what a Jupyter user writes
 
     assert asyncio.run(notebook_cell()) == [1.0]
+
+
+async def test_cancelled_run_keeps_finished_judgments_and_resume_skips_them() -> None:
+    def reply(request, attempt):  # type: ignore[no-untyped-def]
+        return '{"score": 4}'
+
+    fast_then_slow = ScriptedTransport(reply)
+    judge = jw.LLMJudge("openai/m", transport=fast_then_slow, max_concurrency=1)
+    prompts = [f"q{i}" for i in range(10)]
+
+    async def slow_after_three(request, timeout):  # type: ignore[no-untyped-def]
+        if len(fast_then_slow.requests) >= 3:
+            await asyncio.sleep(60)
+        return await ScriptedTransport.complete(fast_then_slow, request, timeout)
+
+    fast_then_slow.complete = slow_after_three  # type: ignore[method-assign]
+    task = asyncio.create_task(judge.ascore(prompts, ["a"] * 10, progress=False))
+    while len(fast_then_slow.requests) < 3:
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+    resumed = ScriptedTransport(reply)
+    result = await judge.with_options(transport=resumed).ascore(prompts, ["a"] * 10, progress=False)
+    assert len(resumed.requests) == 7  # the three finished judgments came from the cache
+    assert sum(v.cached for v in result.votes) == 3
+
+
+def test_keyboard_interrupt_while_waiting_cancels_the_run() -> None:
+    import _thread
+    import threading
+
+    started = threading.Event()
+
+    async def forever() -> None:
+        started.set()
+        await asyncio.sleep(60)
+
+    def interrupt() -> None:
+        started.wait(5)
+        _thread.interrupt_main()
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    begun = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        jw.run_sync(forever())
+    assert time.perf_counter() - begun < 10
