@@ -51,6 +51,7 @@ __all__ = [
     "Template",
     "Vote",
     "__version__",
+    "agreement",
     "load_example",
     "run_sync",
     "templates",
