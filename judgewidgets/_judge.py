@@ -7,9 +7,10 @@ import math
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from ._ask import ask
 from ._constants import DEFAULT_MAX_CONCURRENCY, DEFAULT_REASKS, DEFAULT_TIMEOUT_S
 from ._cost import CostEstimate, estimate_judge
-from ._errors import ConfigurationError, JudgeCallError
+from ._errors import ConfigurationError
 from ._logprob_score import weighted_score
 from ._progress import Progress, make_progress
 from ._records import Item, Vote, build_items
@@ -166,8 +167,8 @@ class LLMJudge:
         except Exception:
             return False
 
-    def request_params(self) -> dict[str, Any]:
-        """Everything sent to litellm besides model and messages."""
+    def request_params(self, schema: dict[str, Any] | None = None, schema_name: str = "verdict") -> dict[str, Any]:
+        """Everything sent to litellm besides model and messages; `schema` replaces the template's answer schema."""
         params: dict[str, Any] = {"temperature": self.temperature, **self.litellm_kwargs}
         if self._uses_structured_output():
             params.setdefault(
@@ -175,8 +176,8 @@ class LLMJudge:
                 {
                     "type": "json_schema",
                     "json_schema": {
-                        "name": "verdict",
-                        "schema": self.template.json_schema(self.explanations),
+                        "name": schema_name,
+                        "schema": schema if schema is not None else self.template.json_schema(self.explanations),
                         "strict": True,
                     },
                 },
@@ -235,90 +236,34 @@ class LLMJudge:
         return list(await asyncio.gather(*(one(i, item) for i, item in enumerate(items))))
 
     async def ajudge_one(
-        self,
-        index: int,
-        item: Item,
-        session: CallSession,
-        params: dict[str, Any],
-        label: str,
-        sample: int = 0,
+        self, index: int, item: Item, session: CallSession, params: dict[str, Any], label: str, sample: int = 0
     ) -> Vote:
+        """This judge's vote on one item; `sample` distinguishes repeated draws of the same item in the cache."""
         messages = self.template.messages(
             item.prompt, item.response, item.reference, self.explanations, context=item.context
         )
         request = ChatRequest(self.model, messages, params, sample)
-        latency = 0.0
-        prompt_tokens = completion_tokens = 0
-        cost: float | None = 0.0
-        cached = True
-        attempts = 0
-        content = ""
-        for reask in range(self.reasks + 1):
-            try:
-                completion = await session.complete(request, self.settings, self.secrets)
-            except JudgeCallError as exc:
-                return Vote(
-                    item=index,
-                    judge=label,
-                    score=math.nan,
-                    raw=content,
-                    error=f"infrastructure: {exc}",
-                    latency_s=latency,
-                    attempts=attempts + exc.attempts,
-                )
-            content = completion.content
-            latency += completion.latency_s
-            prompt_tokens += completion.prompt_tokens or 0
-            completion_tokens += completion.completion_tokens or 0
-            cost = None if cost is None or completion.cost_usd is None else cost + completion.cost_usd
-            cached = cached and completion.cached
-            attempts += completion.attempts
-            try:
-                value, explanation = self.template.read(content)
-            except ValueError as exc:
-                problem = str(exc) if content.strip() else "the judge returned an empty answer"
-                if reask < self.reasks:
-                    request = request.with_messages(
-                        (
-                            *request.messages,
-                            {"role": "assistant", "content": content},
-                            {
-                                "role": "user",
-                                "content": f"Your answer could not be read ({problem}). Reply again with only "
-                                "the JSON object the schema asks for.",
-                            },
-                        )
-                    )
-                    continue
-                return Vote(
-                    item=index,
-                    judge=label,
-                    score=math.nan,
-                    raw=content,
-                    error=f"parse: {problem}",
-                    latency_s=latency,
-                    prompt_tokens=prompt_tokens,
-                    completion_tokens=completion_tokens,
-                    cost_usd=cost,
-                    cached=cached,
-                    attempts=attempts,
-                )
+        answer = await ask(session, request, self.settings, self.secrets, self.template.read, self.reasks)
+        score = math.nan
+        explanation = None
+        if answer.value is not None:
+            value, explanation = answer.value
             score = self.template.normalise(value)
-            if self.probability_weighted:
-                weighted = weighted_score(self.template, content, completion.logprobs)
+            if self.probability_weighted and answer.completion is not None:
+                weighted = weighted_score(self.template, answer.content, answer.completion.logprobs)
                 if weighted is not None:
                     score = weighted
-            return Vote(
-                item=index,
-                judge=label,
-                score=score,
-                raw=content,
-                explanation=explanation if self.explanations else None,
-                latency_s=latency,
-                prompt_tokens=prompt_tokens,
-                completion_tokens=completion_tokens,
-                cost_usd=cost,
-                cached=cached,
-                attempts=attempts,
-            )
-        raise AssertionError("unreachable")  # pragma: no cover
+        return Vote(
+            item=index,
+            judge=label,
+            score=score,
+            raw=answer.content,
+            explanation=explanation if self.explanations else None,
+            error=answer.error,
+            latency_s=answer.latency_s,
+            prompt_tokens=answer.prompt_tokens or None,
+            completion_tokens=answer.completion_tokens or None,
+            cost_usd=answer.cost_usd if answer.completion is not None else None,
+            cached=answer.cached and answer.completion is not None,
+            attempts=max(answer.attempts, 1),
+        )

@@ -1,0 +1,84 @@
+"""Asking a judge once: call, read the answer, re-ask on an unreadable one, and keep the accounting.
+
+Every judge kind (scores, rubric criteria, pairwise verdicts) asks through here, so re-asking and error
+categories (`infrastructure:` for calls that failed after retries, `parse:` for unreadable answers) are the
+same everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from ._errors import JudgeCallError
+from .engine import CallSession, CallSettings, ChatRequest, Completion
+
+T = TypeVar("T")
+
+REASK_MESSAGE = "Your answer could not be read ({problem}). Reply again with only the JSON object the schema asks for."
+
+
+@dataclass
+class Answer(Generic[T]):
+    """What one question to a judge produced: a value, or an error with its category prefix."""
+
+    value: T | None
+    content: str = ""
+    error: str | None = None
+    latency_s: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = 0.0
+    cached: bool = True
+    attempts: int = 0
+    completion: Completion | None = None
+
+    def _add(self, completion: Completion) -> None:
+        self.completion = completion
+        self.content = completion.content
+        self.latency_s += completion.latency_s
+        self.prompt_tokens += completion.prompt_tokens or 0
+        self.completion_tokens += completion.completion_tokens or 0
+        self.cost_usd = (
+            None if self.cost_usd is None or completion.cost_usd is None else self.cost_usd + completion.cost_usd
+        )
+        self.cached = self.cached and completion.cached
+        self.attempts += completion.attempts
+
+
+async def ask(
+    session: CallSession,
+    request: ChatRequest,
+    settings: CallSettings,
+    secrets: list[str],
+    read: Callable[[str], T],
+    reasks: int = 1,
+) -> Answer[T]:
+    """Call the judge and read its answer with `read` (which raises ValueError when it cannot)."""
+    answer: Answer[T] = Answer(value=None)
+    for attempt in range(reasks + 1):
+        try:
+            completion = await session.complete(request, settings, secrets)
+        except JudgeCallError as exc:
+            answer.error = f"infrastructure: {exc}"
+            answer.attempts += exc.attempts
+            answer.cached = False
+            return answer
+        answer._add(completion)
+        try:
+            answer.value = read(completion.content)
+            return answer
+        except ValueError as exc:
+            problem = str(exc) if completion.content.strip() else "the judge returned an empty answer"
+            if attempt == reasks:
+                answer.error = f"parse: {problem}"
+                return answer
+            request = request.with_messages(
+                (
+                    *request.messages,
+                    {"role": "assistant", "content": completion.content},
+                    {"role": "user", "content": REASK_MESSAGE.format(problem=problem)},
+                )
+            )
+    return answer  # pragma: no cover
