@@ -1,0 +1,135 @@
+"""What a sequential rating produces: the estimate, its interval, and the trace of every judgment."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    import altair as alt
+
+TRACE_COLUMNS = [
+    "draw",
+    "judge",
+    "variant",
+    "value",
+    "counted",
+    "n",
+    "mean",
+    "low",
+    "high",
+    "half_width",
+    "error",
+    "cached",
+]
+
+Status = Literal["running", "converged", "max_samples", "failed"]
+
+
+def empty_trace() -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=object if c in ("judge", "error") else float) for c in TRACE_COLUMNS})
+
+
+class SequentialResult(BaseModel):
+    """One item's sequential rating. `status`: converged (precise enough), max_samples, failed, or running.
+
+    `trace` has one row per judgment drawn, in arrival order: the judge and prompt variant that gave it, its
+    `value` on the rating scale (NaN for a failed call, then `counted` is False and `error` says why), and the
+    running `n`, `mean`, interval `low`/`high` and `half_width` after it.
+    """
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    item: int = Field(0, description="position of the item in a rate_many batch")
+    prompt: str
+    response: str
+    mean: float = Field(description="mean rating on the scale; NaN before any judgment")
+    low: float
+    high: float
+    half_width: float = Field(description="half the interval's width")
+    n: int = Field(description="judgments counted (failed calls excluded)")
+    sd: float = Field(description="sample sd of the counted ratings (ddof 1)")
+    status: Status
+    method: str
+    scale: tuple[float, float]
+    K: float
+    alpha: float
+    target_half_width: float = Field(description="the precision target d = R/(3K)")
+    failures: int = Field(0, description="calls that failed and were not counted")
+    error: str | None = Field(None, description="the last failed call's error, when the rating failed")
+    trace: pd.DataFrame = Field(default_factory=empty_trace, repr=False)
+
+    @property
+    def converged(self) -> bool:
+        return self.status == "converged"
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        return (self.low, self.high)
+
+    def summary(self) -> dict[str, Any]:
+        """The scalar fields, e.g. for one row of a table."""
+        return self.model_dump(exclude={"trace"})
+
+    def chart(self, *, width: int = 520) -> alt.VConcatChart:
+        """Running mean with its interval band narrowing to ±d, one point per judgment coloured by judge."""
+        from ._charts import sequential_chart
+
+        return sequential_chart(self, width=width)
+
+    def __str__(self) -> str:
+        if self.status == "failed":
+            return f"rating failed after {self.failures} failed calls ({self.n} counted): {self.error}"
+        return (
+            f"{self.mean:.3f} ± {self.half_width:.3f} after {self.n} judgments ({self.status}; "
+            f"target ± {self.target_half_width:.3f} at {1 - self.alpha:.0%})"
+        )
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{k}</th><td>{v}</td></tr>"
+            for k, v in (
+                ("rating", f"{self.mean:.3f} ± {self.half_width:.3f}"),
+                ("interval", f"[{self.low:.3f}, {self.high:.3f}]"),
+                ("judgments", f"{self.n} (+{self.failures} failed)" if self.failures else str(self.n)),
+                ("status", self.status if self.error is None else f"{self.status}: {self.error}"),
+                ("method", self.method),
+                ("target", f"± {self.target_half_width:.3f} at {1 - self.alpha:.0%}"),
+            )
+        )
+        return f"<table>{rows}</table>"
+
+
+class SequentialFrame(pd.DataFrame):
+    """`rate_many`'s answer: one row per item (a DataFrame), with each item's full result in `.results`.
+
+    `.traces` stacks the per-item traces (with an `item` column); `.trace(i)` is one item's; `.chart()` draws
+    every item's convergence.
+    """
+
+    _metadata: ClassVar[list[str]] = ["results"]
+
+    @property
+    def _constructor(self) -> type[SequentialFrame]:
+        return SequentialFrame
+
+    @property
+    def traces(self) -> pd.DataFrame:
+        results: list[SequentialResult] = getattr(self, "results", None) or []
+        parts = [r.trace.assign(item=r.item) for r in results if len(r.trace)]
+        if not parts:
+            return empty_trace().assign(item=pd.Series(dtype=int))
+        frame = pd.concat(parts, ignore_index=True)
+        return frame[["item", *TRACE_COLUMNS]]
+
+    def trace(self, item: int) -> pd.DataFrame:
+        results: list[SequentialResult] = getattr(self, "results", None) or []
+        return results[item].trace
+
+    def chart(self, *, width: int = 260, columns: int = 3) -> alt.FacetChart:
+        """Each item's running mean and interval band (one small panel per item)."""
+        from ._charts import batch_chart
+
+        return batch_chart(getattr(self, "results", None) or [], width=width, columns=columns)
