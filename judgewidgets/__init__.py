@@ -12,7 +12,7 @@ import os as _os
 # litellm fetches its model cost map from the network at import unless told otherwise; never let it.
 _os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from . import templates
+from . import agreement, sequential, templates
 from ._errors import (
     ConfigurationError,
     InputError,
@@ -27,15 +27,35 @@ from ._judge import Judge, LLMJudge
 from ._panel import LLMPanel
 from ._records import Item, Vote
 from ._results import JudgeResult, PanelResult
+from ._review import ReviewPolicy
 from ._runner import run_sync
 from ._version import __version__
 from .engine import CallCache, RetryPolicy
+from .rubrics import (
+    Criterion,
+    CriterionGrader,
+    CriterionOption,
+    CriterionResult,
+    CriterionVerdict,
+    CriterionVote,
+    GradingResult,
+    Rubric,
+    RubricReport,
+)
+from .sequential import SequentialFrame, SequentialRater, SequentialResult, StoppingRule
 from .templates import Template
 
 __all__ = [
     "CallCache",
     "ConfigurationError",
+    "Criterion",
+    "CriterionGrader",
+    "CriterionOption",
+    "CriterionResult",
+    "CriterionVerdict",
+    "CriterionVote",
     "Generator",
+    "GradingResult",
     "InputError",
     "Item",
     "Judge",
@@ -48,6 +68,9 @@ __all__ = [
     "PanelResult",
     "ParseError",
     "RetryPolicy",
+    "ReviewPolicy",
+    "Rubric",
+    "RubricReport",
     "SequentialFrame",
     "SequentialRater",
     "SequentialResult",

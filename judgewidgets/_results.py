@@ -10,6 +10,7 @@ import pandas as pd
 
 from ._aggregate import aggregate
 from ._records import Item, Vote
+from ._review import ReviewPolicy, review_table
 
 if TYPE_CHECKING:
     import altair as alt
@@ -137,6 +138,41 @@ class PanelResult:
                 "cached": grouped["cached"].sum(),
             }
         ).reindex(self.judges)
+
+    def consensus(self) -> pd.DataFrame:
+        """Per item: the consensus score (weighted mean when weighted), a confidence from the judges' spread
+        (1 − 2·std, so unanimous judges give 1 and a 0/1 split gives 0) and how many judges answered."""
+        table = self.to_df()
+        scores = self.scores()
+        score = table["weighted_avg"] if "weighted_avg" in table else table["avg"]
+        answered = scores.notna().sum(axis=1)
+        confidence = (1 - 2 * table["disagreement"]).clip(lower=0.0).where(answered > 0)
+        return pd.DataFrame({"consensus": score, "confidence": confidence, "judges_answered": answered})
+
+    def review(self, policy: ReviewPolicy | None = None) -> pd.DataFrame:
+        """Items that need a human, with reasons: judges disagree (std of scores), a judge failed, low score."""
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            consensus = self.consensus()
+            disagreement = self.to_df()["disagreement"].fillna(0.0).tolist()
+        failed = [0] * len(self.items)
+        kinds: list[set[str]] = [set() for _ in self.items]
+        for vote in self.vote_list:
+            if vote.error:
+                failed[vote.item] += 1
+                kinds[vote.item].add(vote.error.split(":", 1)[0])
+        table = review_table(
+            consensus["consensus"].tolist(),
+            disagreement,
+            failed,
+            policy or ReviewPolicy(),
+            failure_kinds=[sorted(k) for k in kinds],
+        )
+        table.insert(0, "prompt", [i.prompt for i in self.items])
+        table.insert(1, "response", [i.response for i in self.items])
+        return table
 
     def chart(self) -> alt.HConcatChart:
         """Judge × item heatmap of scores beside each judge's score distribution."""

@@ -1,0 +1,60 @@
+"""Human-review flags: which items a person should look at, and why."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class ReviewPolicy(BaseModel):
+    """When an item needs a human: judges disagree beyond `max_disagreement`, any judge failed
+    (`flag_failures`), or the score is below `min_score`. Each rule can be switched off (None / False)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    max_disagreement: float | None = Field(0.25, description="Flag when the judges' disagreement exceeds this.")
+    min_score: float | None = Field(None, description="Flag when the (aggregated) score is below this.")
+    flag_failures: bool = Field(True, description="Flag when any judge call failed or could not be parsed.")
+
+    @field_validator("max_disagreement", "min_score")
+    @classmethod
+    def _unit_interval(cls, value: float | None) -> float | None:
+        if value is not None and not 0.0 <= value <= 1.0:
+            raise ValueError(f"thresholds lie in [0, 1], got {value}")
+        return value
+
+
+def review_table(
+    scores: Sequence[float],
+    disagreement: Sequence[float],
+    failed: Sequence[int],
+    policy: ReviewPolicy,
+    failure_kinds: Sequence[Sequence[str]] | None = None,
+) -> pd.DataFrame:
+    """score, disagreement, failed_votes, needs_review and review_reasons for each item."""
+    reasons: list[list[str]] = []
+    for i, (score, spread, failures) in enumerate(zip(scores, disagreement, failed)):
+        why = []
+        if policy.flag_failures and failures:
+            kinds = f" ({', '.join(failure_kinds[i])})" if failure_kinds and failure_kinds[i] else ""
+            why.append(f"{failures} judge call(s) failed{kinds}")
+        if policy.max_disagreement is not None and not math.isnan(spread) and spread > policy.max_disagreement:
+            why.append(f"judges disagree ({spread:.2f} > {policy.max_disagreement:.2f})")
+        if policy.min_score is not None:
+            if math.isnan(score):
+                why.append("no score")
+            elif score < policy.min_score:
+                why.append(f"low score ({score:.2f} < {policy.min_score:.2f})")
+        reasons.append(why)
+    return pd.DataFrame(
+        {
+            "score": list(scores),
+            "disagreement": list(disagreement),
+            "failed_votes": list(failed),
+            "needs_review": [bool(r) for r in reasons],
+            "review_reasons": reasons,
+        }
+    )

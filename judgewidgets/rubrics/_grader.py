@@ -1,0 +1,382 @@
+"""CriterionGrader: a panel of judges grades each criterion of a rubric, and the votes are aggregated."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from .._ask import ask
+from .._errors import ConfigurationError, InputError
+from .._judge import LLMJudge
+from .._progress import Progress, make_progress
+from .._records import _as_text_list
+from .._runner import run_sync
+from ..engine import CallSession, ChatRequest
+from ._aggregate import aggregate_binary, aggregate_choice
+from ._criterion import (
+    BINARY_AGGREGATIONS,
+    NOMINAL_AGGREGATIONS,
+    ORDINAL_AGGREGATIONS,
+    Criterion,
+    CriterionVerdict,
+)
+from ._prompts import BinaryJudgment, choice_model, criterion_messages, read_binary, read_choice, schema_of
+from ._records import CriterionResult, CriterionVote, RubricReport
+from ._result import GradingResult, read_ground_truth
+from ._rubric import Rubric
+from ._scoring import CANNOT_ASSESS_MODES, CannotAssess, score
+from ._shuffle import item_key, option_order
+
+
+class CriterionGrader:
+    """Grades submissions against a rubric with one or more judges (AutoRubric's semantics).
+
+    Three independent aggregation knobs: `aggregation` for binary criteria (majority, weighted, unanimous,
+    any), `ordinal_aggregation` (mean, median, weighted_mean, mode, min, max) and `nominal_aggregation` (mode,
+    weighted_mode, unanimous); a criterion's own `aggregation` overrides them. Options are shuffled per
+    (item, criterion, judge) from `seed` (drawn and recorded when not given). Judges that fail abstain.
+    """
+
+    def __init__(
+        self,
+        judges: Sequence[str | LLMJudge] = ("local",),
+        aggregation: str = "majority",
+        ordinal_aggregation: str = "mean",
+        nominal_aggregation: str = "mode",
+        shuffle_options: bool = True,
+        seed: int | None = None,
+        cannot_assess: CannotAssess = "skip",
+        partial_credit: float = 0.5,
+        auto_na_option: bool = True,
+        **judge_kwargs: Any,
+    ) -> None:
+        if isinstance(judges, (str, LLMJudge)):
+            judges = [judges]
+        if not judges:
+            raise ConfigurationError("a grader needs at least one judge")
+        built = []
+        for i, judge in enumerate(judges):
+            if isinstance(judge, str):
+                judge = LLMJudge(judge, **judge_kwargs)
+            elif not isinstance(judge, LLMJudge):
+                raise ConfigurationError(f"judge {i} is a {type(judge).__name__}; give a model string or an LLMJudge")
+            built.append(judge)
+        self.judges = built
+        self.judge_ids = [j.name or f"judge_{i + 1}" for i, j in enumerate(built)]
+        if len(set(self.judge_ids)) != len(self.judge_ids):
+            raise ConfigurationError(f"judge names must be unique, got {self.judge_ids}")
+        for knob, value, allowed in (
+            ("aggregation", aggregation, BINARY_AGGREGATIONS),
+            ("ordinal_aggregation", ordinal_aggregation, ORDINAL_AGGREGATIONS),
+            ("nominal_aggregation", nominal_aggregation, NOMINAL_AGGREGATIONS),
+        ):
+            if value not in allowed:
+                raise ConfigurationError(f"{knob} {value!r} is not one of {', '.join(allowed)}")
+        if cannot_assess not in CANNOT_ASSESS_MODES:
+            raise ConfigurationError(f"cannot_assess {cannot_assess!r} is not one of {', '.join(CANNOT_ASSESS_MODES)}")
+        if not (isinstance(partial_credit, (int, float)) and 0 <= partial_credit <= 1):
+            raise ConfigurationError(f"partial_credit must lie in [0, 1], got {partial_credit!r}")
+        self.aggregation = aggregation
+        self.ordinal_aggregation = ordinal_aggregation
+        self.nominal_aggregation = nominal_aggregation
+        self.shuffle_options = shuffle_options
+        self.seed = int(seed) if seed is not None else secrets.randbelow(2**31)
+        self.cannot_assess: CannotAssess = cannot_assess
+        self.partial_credit = float(partial_credit)
+        self.auto_na_option = auto_na_option
+
+    def __repr__(self) -> str:
+        return (
+            f"CriterionGrader(judges={self.judge_ids}, aggregation={self.aggregation!r}, "
+            f"ordinal_aggregation={self.ordinal_aggregation!r}, nominal_aggregation={self.nominal_aggregation!r}, "
+            f"seed={self.seed})"
+        )
+
+    def effective(self, rubric: Rubric) -> list[Criterion]:
+        """The criteria as judged: multi-choice ones get the automatic NA option unless turned off."""
+        return [c.with_na_option() if self.auto_na_option else c for c in rubric]
+
+    # --- grading ------------------------------------------------------------------------------------------
+
+    def grade(
+        self, rubric: Rubric, submission: str, query: str | None = None, reference: str | None = None
+    ) -> RubricReport:
+        """Grade one submission; works in scripts and inside a running event loop."""
+        return run_sync(self.agrade(rubric, submission, query, reference))
+
+    async def agrade(
+        self, rubric: Rubric, submission: str, query: str | None = None, reference: str | None = None
+    ) -> RubricReport:
+        """Async twin of `grade`."""
+        _check_rubric(rubric)
+        if not isinstance(submission, str):
+            raise InputError(f"submission must be a string, got {type(submission).__name__}")
+        for judge in self.judges:
+            judge.check()
+        session = CallSession()
+        try:
+            return await self._grade_item(rubric, submission, query, reference, session, make_progress(False, 0, ""))
+        finally:
+            session.flush()
+
+    def grade_many(
+        self,
+        rubric: Rubric,
+        data: pd.DataFrame | Sequence[str],
+        *,
+        submission_col: str = "response",
+        query_col: str | None = "prompt",
+        reference_col: str | None = None,
+        ground_truth: str | dict[str, str] | None = None,
+        progress: bool | Progress = True,
+    ) -> GradingResult:
+        """Grade every row of `data` (a DataFrame, or a list of submissions) concurrently."""
+        return run_sync(
+            self.agrade_many(
+                rubric,
+                data,
+                submission_col=submission_col,
+                query_col=query_col,
+                reference_col=reference_col,
+                ground_truth=ground_truth,
+                progress=progress,
+            )
+        )
+
+    async def agrade_many(
+        self,
+        rubric: Rubric,
+        data: pd.DataFrame | Sequence[str],
+        *,
+        submission_col: str = "response",
+        query_col: str | None = "prompt",
+        reference_col: str | None = None,
+        ground_truth: str | dict[str, str] | None = None,
+        progress: bool | Progress = True,
+    ) -> GradingResult:
+        """Async twin of `grade_many`."""
+        _check_rubric(rubric)
+        frame = _as_frame(data, submission_col)
+        for col in (
+            submission_col,
+            query_col if query_col in frame.columns or query_col != "prompt" else None,
+            reference_col,
+        ):
+            if col is not None and col not in frame.columns:
+                raise InputError(f"data has no column {col!r}; its columns are {list(frame.columns)}")
+        submissions = _as_text_list(submission_col, frame[submission_col])
+        queries = _as_text_list(query_col, frame[query_col], optional=True) if query_col in frame.columns else None
+        references = _as_text_list(reference_col, frame[reference_col], optional=True) if reference_col else None
+        if not submissions:
+            raise InputError("nothing to grade: no submissions")
+        truth = read_ground_truth(frame, rubric, ground_truth) if ground_truth is not None else None
+        for judge in self.judges:
+            judge.check()
+        session = CallSession()
+        calls = len(submissions) * len(self.judges) * len(rubric)  # type: ignore[arg-type]
+        bar = make_progress(progress, calls, f"grading {len(rubric)} criteria")
+        try:
+            reports = await asyncio.gather(
+                *(
+                    self._grade_item(
+                        rubric,
+                        submission,  # type: ignore[arg-type]
+                        queries[i] if queries else None,
+                        references[i] if references else None,
+                        session,
+                        bar,
+                    )
+                    for i, submission in enumerate(submissions)  # type: ignore[arg-type]
+                )
+            )
+        finally:
+            bar.close()
+            session.flush()
+        return GradingResult(
+            rubric=rubric,
+            criteria=self.effective(rubric),
+            reports=list(reports),
+            queries=queries,
+            submissions=submissions,  # type: ignore[arg-type]
+            ground_truth=truth,
+            judge_ids=self.judge_ids,
+        )
+
+    async def _grade_item(
+        self,
+        rubric: Rubric,
+        submission: str,
+        query: str | None,
+        reference: str | None,
+        session: CallSession,
+        progress: Progress,
+    ) -> RubricReport:
+        criteria = self.effective(rubric)
+        key = item_key(submission, query)
+
+        async def vote(judge: LLMJudge, judge_id: str, index: int, criterion: Criterion) -> CriterionVote:
+            try:
+                return await self._vote(judge, judge_id, index, criterion, submission, query, reference, key, session)
+            finally:
+                progress.advance()
+
+        tasks = [
+            vote(judge, judge_id, index, criterion)
+            for index, criterion in enumerate(criteria)
+            for judge, judge_id in zip(self.judges, self.judge_ids)
+        ]
+        flat = await asyncio.gather(*tasks)
+        per_criterion = [flat[i * len(self.judges) : (i + 1) * len(self.judges)] for i in range(len(criteria))]
+        results = [self.aggregate(criterion, votes) for criterion, votes in zip(criteria, per_criterion)]
+        worst = [_worst_value(c) for c in criteria]
+        judge_scores = {
+            judge_id: self._score([self.aggregate(c, [votes[j]]) for c, votes in zip(criteria, per_criterion)], worst)
+            for j, judge_id in enumerate(self.judge_ids)
+        }
+        return RubricReport(
+            score=self._score(results, worst),
+            raw_score=score(results, worst, self.cannot_assess, self.partial_credit, normalize=False),
+            criteria=results,
+            seed=self.seed,
+            judge_scores=judge_scores,
+        )
+
+    def _score(self, results: list[CriterionResult], worst: list[float]) -> float | None:
+        if results and all(r.votes and all(v.error for v in r.votes) for r in results):
+            return None  # no judge judged anything: no score, not a fabricated 0
+        return score(results, worst, self.cannot_assess, self.partial_credit)
+
+    async def _vote(
+        self,
+        judge: LLMJudge,
+        judge_id: str,
+        index: int,
+        criterion: Criterion,
+        submission: str,
+        query: str | None,
+        reference: str | None,
+        key: str,
+        session: CallSession,
+    ) -> CriterionVote:
+        order = (
+            option_order(criterion, self.seed, key, index, judge_id, self.shuffle_options)
+            if criterion.is_multi_choice
+            else None
+        )
+        messages = criterion_messages(criterion, submission, query, reference, order)
+        if order is None:
+            params = judge.request_params(schema_of(BinaryJudgment), "criterion_verdict")
+            answer = await ask(
+                session,
+                ChatRequest(judge.model, messages, params),
+                judge.settings,
+                judge.secrets,
+                read_binary,
+                judge.reasks,
+            )
+            if answer.value is None:
+                return CriterionVote(
+                    judge_id=judge_id,
+                    weight=judge.weight,
+                    verdict=CriterionVerdict.CANNOT_ASSESS,
+                    error=answer.error,
+                    raw=answer.content,
+                )
+            verdict, explanation = answer.value
+            return CriterionVote(
+                judge_id=judge_id, weight=judge.weight, verdict=verdict, explanation=explanation, raw=answer.content
+            )
+        params = judge.request_params(schema_of(choice_model(len(order))), "criterion_choice")
+        answer = await ask(
+            session,
+            ChatRequest(judge.model, messages, params),
+            judge.settings,
+            judge.secrets,
+            lambda text: read_choice(text, len(order)),
+            judge.reasks,
+        )
+        options = criterion.options
+        assert options is not None
+        if answer.value is None:
+            na = criterion.na_option_index
+            return CriterionVote(
+                judge_id=judge_id,
+                weight=judge.weight,
+                selected_index=na,
+                selected_label=options[na].label if na is not None else None,
+                value=options[na].value if na is not None else None,
+                na=True,
+                shuffle_order=order,
+                error=answer.error,
+                raw=answer.content,
+            )
+        position, explanation = answer.value
+        chosen = order[position]
+        option = options[chosen]
+        return CriterionVote(
+            judge_id=judge_id,
+            weight=judge.weight,
+            selected_index=chosen,
+            selected_label=option.label,
+            value=option.value,
+            na=option.na,
+            explanation=explanation,
+            shuffle_order=order,
+            raw=answer.content,
+        )
+
+    def aggregate(self, criterion: Criterion, votes: Sequence[CriterionVote]) -> CriterionResult:
+        """One criterion's outcome from its votes, under this grader's (or the criterion's) strategy."""
+        common: dict[str, Any] = {
+            "name": criterion.name or criterion.requirement,
+            "requirement": criterion.requirement,
+            "weight": criterion.weight,
+            "scale_type": criterion.scale_type,
+            "votes": list(votes),
+        }
+        if not criterion.is_multi_choice:
+            verdict = aggregate_binary(votes, criterion.aggregation or self.aggregation, criterion.weight)
+            assessable = [v for v in votes if v.verdict not in (None, CriterionVerdict.CANNOT_ASSESS)]
+            agreement = sum(v.verdict == verdict for v in assessable) / len(assessable) if assessable else None
+            return CriterionResult(verdict=verdict, agreement=agreement, **common)
+        strategy = criterion.aggregation or (
+            self.ordinal_aggregation if criterion.scale_type == "ordinal" else self.nominal_aggregation
+        )
+        index, aggregated = aggregate_choice(votes, criterion, strategy)
+        options = criterion.options
+        assert options is not None
+        option = options[index] if index is not None else None
+        assessable = [v for v in votes if not v.na and v.selected_index is not None]
+        agreement = sum(v.selected_index == index for v in assessable) / len(assessable) if assessable else None
+        return CriterionResult(
+            selected_index=index,
+            selected_label=option.label if option else None,
+            value=option.value if option else None,
+            aggregated_value=aggregated,
+            na=option.na if option else True,
+            agreement=agreement,
+            **common,
+        )
+
+
+def _worst_value(criterion: Criterion) -> float:
+    if not criterion.is_multi_choice:
+        return 0.0
+    return criterion.options[criterion.worst_scored_option()].value  # type: ignore[index]
+
+
+def _check_rubric(rubric: object) -> None:
+    if not isinstance(rubric, Rubric):
+        raise ConfigurationError(f"expected a jw.Rubric, got {type(rubric).__name__} (build one with jw.Rubric(...))")
+
+
+def _as_frame(data: pd.DataFrame | Sequence[str], submission_col: str) -> pd.DataFrame:
+    if isinstance(data, pd.DataFrame):
+        return data.reset_index(drop=True)
+    if isinstance(data, str):
+        data = [data]
+    return pd.DataFrame({submission_col: list(data)})
