@@ -17,6 +17,9 @@ def import_litellm() -> ModuleType:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
+    # litellm prints a "Give Feedback / Get Help" banner on every failed call; judgewidgets records each
+    # failure on its vote instead, so the banner is only noise in a notebook.
+    litellm.suppress_debug_info = True
     return litellm
 
 
