@@ -43,9 +43,10 @@ from .rubrics import (
     RubricReport,
 )
 from .sequential import SequentialFrame, SequentialRater, SequentialResult, StoppingRule
-from .templates import Template
+from .templates import Anchor, Template
 
 __all__ = [
+    "Anchor",
     "CallCache",
     "ConfigurationError",
     "Criterion",

@@ -19,7 +19,7 @@ from ._runner import run_sync
 from .engine import CallCache, CallSession, CallSettings, ChatRequest, RetryPolicy, Transport
 from .engine._litellm import check_model, is_local_model
 from .engine._request import SECRET_KWARGS
-from .templates import Template, get_template
+from .templates import Anchor, Template, get_template
 
 
 @runtime_checkable
@@ -48,6 +48,7 @@ class LLMJudge:
 
     `model` is any litellm model string or ``"local"`` (the embedded judge). Extra keyword arguments go to
     `litellm.acompletion` unchanged (`api_base`, `api_key`, `mock_response`, `max_tokens`, ...).
+    `anchors` are human-scored examples put in the prompt to calibrate the judge's scale to yours.
     `probability_weighted` asks for the answer token's log-probabilities and reports the expected score
     (G-Eval), falling back to the parsed score when the model returns none.
     """
@@ -69,6 +70,7 @@ class LLMJudge:
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
         cache: bool | str | CallCache | None = True,
         transport: Transport | None = None,
+        anchors: Sequence[Anchor] = (),
         **litellm_kwargs: Any,
     ) -> None:
         if not isinstance(model, str) or not model.strip():
@@ -88,6 +90,9 @@ class LLMJudge:
         self.probability_weighted = probability_weighted
         self.structured_output = structured_output
         self.reasks = reasks
+        self.anchors = tuple(anchors)
+        for anchor in self.anchors:
+            self.template.check_anchor(anchor)
         settings: dict[str, Any] = {
             "retry": retry or RetryPolicy(),
             "timeout": timeout,
@@ -126,6 +131,7 @@ class LLMJudge:
             "max_concurrency": self.settings.max_concurrency,
             "cache": self.settings.cache,
             "transport": self.settings.transport,
+            "anchors": self.anchors,
             **self.litellm_kwargs,
         }
         current.update(changes)
@@ -240,7 +246,7 @@ class LLMJudge:
     ) -> Vote:
         """This judge's vote on one item; `sample` distinguishes repeated draws of the same item in the cache."""
         messages = self.template.messages(
-            item.prompt, item.response, item.reference, self.explanations, context=item.context
+            item.prompt, item.response, item.reference, self.explanations, context=item.context, anchors=self.anchors
         )
         request = ChatRequest(self.model, messages, params, sample)
         answer = await ask(session, request, self.settings, self.secrets, self.template.read, self.reasks)

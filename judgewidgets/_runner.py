@@ -15,6 +15,7 @@ to start inside either. Two strategies are offered:
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import threading
 from collections.abc import Coroutine
@@ -48,7 +49,11 @@ class _LoopThread:
             )
         future = asyncio.run_coroutine_threadsafe(coro, self.loop)
         try:
-            return future.result()
+            while True:  # short waits, so a kernel interrupt (SIGINT) is seen promptly between them
+                try:
+                    return future.result(timeout=0.2)
+                except concurrent.futures.TimeoutError:
+                    continue
         except KeyboardInterrupt:
             future.cancel()  # cancels the task on the loop; finished calls are already in the cache
             with contextlib.suppress(Exception):

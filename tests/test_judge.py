@@ -294,7 +294,8 @@ async def test_cancelled_run_keeps_finished_judgments_and_resume_skips_them() ->
 
 
 def test_keyboard_interrupt_while_waiting_cancels_the_run() -> None:
-    import _thread
+    import os
+    import signal
     import threading
 
     started = threading.Event()
@@ -305,10 +306,27 @@ def test_keyboard_interrupt_while_waiting_cancels_the_run() -> None:
 
     def interrupt() -> None:
         started.wait(5)
-        _thread.interrupt_main()
+        os.kill(os.getpid(), signal.SIGINT)  # what a kernel interrupt does
 
     threading.Thread(target=interrupt, daemon=True).start()
     begun = time.perf_counter()
     with pytest.raises(KeyboardInterrupt):
         jw.run_sync(forever())
     assert time.perf_counter() - begun < 10
+
+
+def test_anchors_calibrate_the_prompt_and_are_validated() -> None:
+    transport = ScriptedTransport(lambda r, a: '{"score": 3}')
+    anchors = [
+        jw.Anchor(prompt="2+2?", response="5", score=1, explanation="wrong sum"),
+        jw.Anchor(prompt="2+2?", response="4", score=5),
+    ]
+    judge = jw.LLMJudge("openai/m", transport=transport, anchors=anchors)
+    judge.score(["3+3?"], ["6"], progress=False)
+    system = transport.requests[0].messages[0]["content"]
+    assert "Calibration examples" in system and "Score given: 1" in system and "Why: wrong sum" in system
+    assert judge.with_options(name="x").anchors == judge.anchors
+    with pytest.raises(jw.ConfigurationError, match="anchor score 9"):
+        jw.LLMJudge("openai/m", anchors=[jw.Anchor(prompt="q", response="r", score=9)])
+    with pytest.raises(jw.ConfigurationError, match="anchor score 'maybe'"):
+        jw.LLMJudge("openai/m", template="true_false", anchors=[jw.Anchor(prompt="q", response="r", score="maybe")])

@@ -279,3 +279,33 @@ def test_progress_is_reported_for_every_call() -> None:
         warnings.simplefilter("ignore")
         panel.score(PROMPTS, RESPONSES, progress=counter)
     assert counter.n == 8 and counter.closed
+
+
+def test_consensus_and_review_flags() -> None:
+    def split(request, attempt):  # type: ignore[no-untyped-def]
+        return '{"score": 1}' if "Mars" in user_text(request) else '{"score": 5}'
+
+    panel = jw.LLMPanel(
+        [
+            jw.LLMJudge("openai/a", transport=fixed('{"score": 5}')),
+            jw.LLMJudge("openai/b", transport=ScriptedTransport(split)),
+            jw.LLMJudge(
+                "openai/c",
+                transport=ScriptedTransport(lambda r, a: "??" if "Hamlet" in user_text(r) else '{"score": 5}'),
+                reasks=0,
+            ),
+        ]
+    )
+    result = panel.score(PROMPTS, RESPONSES, progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        consensus = result.consensus()
+        review = result.review(jw.ReviewPolicy(max_disagreement=0.25, min_score=0.8))
+    assert consensus.loc[0, "confidence"] == 1.0 and consensus.loc[0, "consensus"] == 1.0
+    assert consensus.loc[2, "confidence"] < 0.2 and consensus.loc[3, "judges_answered"] == 2
+    assert review["needs_review"].tolist() == [False, False, True, True]
+    reasons = review.loc[2, "review_reasons"]
+    assert any("judges disagree" in r for r in reasons) and any("low score" in r for r in reasons)
+    assert review.loc[3, "review_reasons"] == ["1 judge call(s) failed (parse)"]
+    with pytest.raises(ValueError):
+        jw.ReviewPolicy(max_disagreement=1.5)

@@ -13,7 +13,7 @@ from ._builtin import (
     get_template,
     parse,
 )
-from ._template import Template
+from ._template import Anchor, Template
 
 __all__ = [
     "BUILTIN_TEMPLATES",
@@ -21,6 +21,7 @@ __all__ = [
     "LIKERT",
     "TRUE_FALSE",
     "TRUE_FALSE_UNCERTAIN",
+    "Anchor",
     "Template",
     "get_template",
     "parse",
