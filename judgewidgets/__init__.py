@@ -12,7 +12,7 @@ import os as _os
 # litellm fetches its model cost map from the network at import unless told otherwise; never let it.
 _os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from . import agreement, sequential, templates
+from . import agreement, pairwise, sequential, templates
 from ._errors import (
     ConfigurationError,
     InputError,
@@ -31,6 +31,16 @@ from ._review import ReviewPolicy
 from ._runner import run_sync
 from ._version import __version__
 from .engine import CallCache, RetryPolicy
+from .pairwise import (
+    PairwiseJudge,
+    PairwisePanel,
+    PairwiseResult,
+    Tournament,
+    TournamentResult,
+    bradley_terry,
+    elo,
+    position_bias,
+)
 from .rubrics import (
     Criterion,
     CriterionGrader,
@@ -66,6 +76,9 @@ __all__ = [
     "LLMJudge",
     "LLMPanel",
     "LocalModelError",
+    "PairwiseJudge",
+    "PairwisePanel",
+    "PairwiseResult",
     "PanelResult",
     "ParseError",
     "RetryPolicy",
@@ -77,10 +90,16 @@ __all__ = [
     "SequentialResult",
     "StoppingRule",
     "Template",
+    "Tournament",
+    "TournamentResult",
     "Vote",
     "__version__",
     "agreement",
+    "bradley_terry",
+    "elo",
     "load_example",
+    "pairwise",
+    "position_bias",
     "run_sync",
     "sequential",
     "templates",

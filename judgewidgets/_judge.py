@@ -159,7 +159,9 @@ class LLMJudge:
         items = build_items(prompts, responses, references)
         return CostEstimate(judges=[estimate_judge(self, self.display_name, items)])
 
-    def _uses_structured_output(self) -> bool:
+    def uses_structured_output(self) -> bool:
+        """Whether calls ask for schema-constrained JSON: `structured_output`, else yes for the local judge,
+        OpenAI-compatible servers and models litellm says support response schemas."""
         if self.structured_output is not None:
             return self.structured_output
         if is_local_model(self.model) or "api_base" in self.litellm_kwargs:
@@ -176,7 +178,7 @@ class LLMJudge:
     def request_params(self, schema: dict[str, Any] | None = None, schema_name: str = "verdict") -> dict[str, Any]:
         """Everything sent to litellm besides model and messages; `schema` replaces the template's answer schema."""
         params: dict[str, Any] = {"temperature": self.temperature, **self.litellm_kwargs}
-        if self._uses_structured_output():
+        if self.uses_structured_output():
             params.setdefault(
                 "response_format",
                 {

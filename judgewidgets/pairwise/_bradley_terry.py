@@ -1,0 +1,158 @@
+"""Bradley–Terry strengths by maximum likelihood, many fits at once (the point fit and every bootstrap resample).
+
+The model: the candidate shown first beats the one shown second with probability σ(θ_first − θ_second + γ),
+where θ are log-strengths and γ is a first-slot advantage (0 unless position is modelled). A tie counts half a
+win each way, i.e. the likelihood is Σ s·log p + (1 − s)·log(1 − p) over games with first-slot score s — exactly
+a logistic regression on the design x = e_first − e_second (plus an intercept γ) with each tie entered as half
+a win and half a loss. Only differences of θ are identified; fits are centred to mean 0 and then shifted so an
+`anchor` candidate sits at 0 when one is named.
+
+The maximum-likelihood estimate exists only when the win graph is strongly connected (Zermelo, Ford): every
+group of candidates scored at least once against the rest. A fit where it does not (a candidate that never lost,
+common in small bootstrap resamples) gets a Gaussian prior of precision `prior` on θ instead of diverging.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._games import Games
+
+MAX_ITERATIONS = 100
+MAX_HALVINGS = 30
+
+
+def game_matrices(games: Games, counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(N, W), each (B, K, K): games with row first and column second, and the first's points in them.
+
+    `counts` (B, n_rows) reweights the rows per resample; None is the data as given (B = 1).
+    """
+    k = games.n_candidates
+    cell = games.first * k + games.second
+    if counts is None:
+        counts = np.ones((1, len(games)))
+    b = counts.shape[0]
+    flat = (np.arange(b)[:, None] * (k * k) + cell[None, :]).ravel()
+    weighted = (counts * games.weight[None, :]).ravel()
+    n = np.bincount(flat, weights=weighted, minlength=b * k * k).reshape(b, k, k)
+    w = np.bincount(flat, weights=weighted * np.tile(games.score, b), minlength=b * k * k).reshape(b, k, k)
+    return n, w
+
+
+def mle_exists(n: np.ndarray, w: np.ndarray, positional: bool) -> np.ndarray:
+    """Per fit: is the win graph strongly connected (and, with a first slot, did the first slot win and lose)?"""
+    k = n.shape[1]
+    scored = w + np.transpose(n - w, (0, 2, 1))  # points of row against column, in either slot
+    reach = ((scored > 0) | np.eye(k, dtype=bool)[None]).astype(np.float32)
+    for _ in range(max(1, math.ceil(math.log2(k)))):
+        reach = (reach @ reach > 0).astype(np.float32)
+    ok = reach.all(axis=(1, 2))
+    if positional:
+        first_points = w.sum(axis=(1, 2))
+        ok &= (first_points > 0) & (n.sum(axis=(1, 2)) - first_points > 0)
+    return ok
+
+
+def _evaluate(n, w, theta, gamma, lam):  # type: ignore[no-untyped-def]
+    """(penalised log-likelihood (B,), win probabilities (B, K, K)) from one pass of exp/log1p."""
+    d = theta[:, :, None] - theta[:, None, :] + gamma[:, None, None]
+    e = np.exp(-np.abs(d))
+    p = np.where(d >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+    softplus = np.maximum(d, 0.0) + np.log1p(e)  # log(1 + e^d)
+    ll = (w * d - n * softplus).sum(axis=(1, 2))
+    return ll - 0.5 * lam * ((theta**2).sum(axis=1) + gamma**2), p
+
+
+def fit(
+    n: np.ndarray,
+    w: np.ndarray,
+    positional: bool,
+    lam: np.ndarray,
+    tol: float = 1e-10,
+    start: tuple[np.ndarray, np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Damped Newton ascent of the (penalised) log-likelihood, all B fits at once.
+
+    Returns θ (B, K) centred to mean 0, γ (B,) and the gauge-fixed negative Hessian (B, P, P) at the optimum
+    (see `covariance`). `lam` (B,) is the prior precision of each fit; `start` an optional (θ, γ) to start from.
+    The log-likelihood is concave, so Newton steps halved until the objective does not fall converge,
+    quadratically near the optimum.
+    """
+    b, k, _ = n.shape
+    p_dim = k + int(positional)
+    theta = np.zeros((b, k)) if start is None else np.array(start[0], dtype=float).reshape(b, k)
+    gamma = np.zeros(b) if start is None else np.array(start[1], dtype=float).reshape(b)
+    diag = np.arange(k)
+    total = np.maximum(n.sum(axis=(1, 2)), 1.0)
+    objective, p = _evaluate(n, w, theta, gamma, lam)
+    for _ in range(MAX_ITERATIONS):
+        r = w - n * p
+        info = n * p * (1.0 - p)
+        sym = info + np.transpose(info, (0, 2, 1))
+        grad = np.empty((b, p_dim))
+        grad[:, :k] = r.sum(axis=2) - r.sum(axis=1) - lam[:, None] * theta
+        hessian = np.empty((b, p_dim, p_dim))
+        hessian[:, :k, :k] = 1.0 - sym  # + 11ᵀ fixes the gauge: the step then sums to 0
+        hessian[:, diag, diag] += sym.sum(axis=2) + lam[:, None]
+        if positional:
+            grad[:, k] = r.sum(axis=(1, 2)) - lam * gamma
+            cross = info.sum(axis=2) - info.sum(axis=1)
+            hessian[:, :k, k] = cross
+            hessian[:, k, :k] = cross
+            hessian[:, k, k] = info.sum(axis=(1, 2)) + lam
+        if np.abs(grad).max(initial=0.0) <= tol * total.max():
+            break
+        step = np.linalg.solve(hessian, grad[:, :, None])[:, :, 0]
+        size = np.ones(b)
+        for _ in range(MAX_HALVINGS):
+            new_theta = theta + size[:, None] * step[:, :k]
+            new_gamma = gamma + size * step[:, k] if positional else gamma
+            new_objective, new_p = _evaluate(n, w, new_theta, new_gamma, lam)
+            worse = new_objective < objective - 1e-12 * np.abs(objective)
+            if not worse.any():
+                break
+            size = np.where(worse, size / 2, size)
+        theta, gamma, objective, p = new_theta, new_gamma, new_objective, new_p
+    theta = theta - theta.mean(axis=1, keepdims=True)
+    return theta, gamma, hessian
+
+
+def covariance(hessian: np.ndarray, k: int) -> np.ndarray:
+    """Asymptotic covariance (B, K, K) of centred θ from the gauge-fixed negative Hessian of `fit`."""
+    inverse = np.linalg.inv(hessian)[:, :k, :k]
+    centring = np.eye(k) - 1.0 / k
+    return centring @ inverse @ centring
+
+
+def fit_games(games: Games, prior: float, counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """θ (B, K) and γ (B,) for the data (counts=None) or for each row of resample counts."""
+    n, w = game_matrices(games, counts)
+    lam = np.where(mle_exists(n, w, games.positional), 0.0, prior)
+    theta, gamma, _ = fit(n, w, games.positional, lam)
+    return theta, gamma
+
+
+def pool(games: Games) -> tuple[Games, np.ndarray]:
+    """Identical rows pooled into cells: (the distinct rows as Games, how many rows each stands for)."""
+    keys = np.stack([games.first, games.second, games.score, games.weight], axis=1)
+    cells, sizes = np.unique(keys, axis=0, return_counts=True)
+    pooled = Games(
+        games.names,
+        cells[:, 0].astype(np.intp),
+        cells[:, 1].astype(np.intp),
+        cells[:, 2],
+        cells[:, 3],
+        games.positional,
+    )
+    return pooled, sizes.astype(float)
+
+
+def bootstrap_counts(sizes: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Cell counts (B, cells) of `resamples` bootstrap resamples of the rows, drawn with replacement.
+
+    Resampling rows i.i.d. is a multinomial draw over the pooled cells, so the cost is B × cells, not B × rows.
+    """
+    total = int(sizes.sum())
+    return rng.multinomial(total, sizes / total, size=resamples).astype(float)

@@ -1,0 +1,72 @@
+"""Altair charts of tournaments (altair is imported only when a chart is drawn)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+if TYPE_CHECKING:
+    import altair as alt
+
+
+def ratings_chart(ranking: pd.DataFrame, rating: str = "rating") -> alt.LayerChart:
+    """Each candidate's rating as a point with its interval as a bar, best at the top."""
+    import altair as alt
+
+    data = ranking.copy()
+    order = list(data["candidate"])
+    y = alt.Y("candidate:N", sort=order, title=None)
+    tooltip = [
+        "candidate:N",
+        "rank:Q",
+        alt.Tooltip("rating:Q", format=".3f"),
+        alt.Tooltip("ci_low:Q", format=".3f"),
+        alt.Tooltip("ci_high:Q", format=".3f"),
+        "wins:Q",
+        "losses:Q",
+        "ties:Q",
+    ]
+    base = alt.Chart(data)
+    bars = base.mark_rule(strokeWidth=2, color="#4c78a8").encode(
+        y=y, x=alt.X("ci_low:Q", title=f"rating ({rating})", scale=alt.Scale(zero=False)), x2="ci_high:Q"
+    )
+    points = base.mark_point(filled=True, size=70, color="#1f3b5c").encode(y=y, x="rating:Q", tooltip=tooltip)
+    height = max(120, 24 * len(order))
+    return (bars + points).properties(title="Ratings with intervals", width=320, height=height)
+
+
+def win_matrix_chart(matrix: pd.DataFrame, order: list[str]) -> alt.LayerChart:
+    """Heatmap of the row candidate's share of points against each column candidate (ties count half)."""
+    import altair as alt
+
+    long = matrix.rename_axis(index="candidate", columns="opponent").stack(future_stack=True).rename("win_rate")
+    data = long.reset_index()
+    data["label"] = data["win_rate"].map(lambda v: "" if pd.isna(v) else f"{v:.2f}")
+    base = alt.Chart(data).encode(
+        x=alt.X("opponent:N", sort=order, title="against"),
+        y=alt.Y("candidate:N", sort=order, title=None),
+    )
+    cells = base.mark_rect().encode(
+        color=alt.Color("win_rate:Q", scale=alt.Scale(domain=[0, 1], scheme="redblue"), title="win rate"),
+        tooltip=["candidate:N", "opponent:N", alt.Tooltip("win_rate:Q", format=".2f")],
+    )
+    text = base.mark_text(fontSize=10).encode(text="label:N")
+    size = max(140, 34 * len(order))
+    return (cells + text).properties(title="Win rate (row vs column)", width=size, height=size)
+
+
+def stability_chart(stability: pd.DataFrame) -> alt.Chart:
+    """Kendall τ between the ranking after each number of comparisons and the final ranking."""
+    import altair as alt
+
+    return (
+        alt.Chart(stability)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("comparisons:Q", title="comparisons judged (budget spent)"),
+            y=alt.Y("kendall_tau:Q", scale=alt.Scale(domain=[-1, 1]), title="Kendall τ with final ranking"),
+            tooltip=["comparisons:Q", alt.Tooltip("kendall_tau:Q", format=".3f"), "leader:N"],
+        )
+        .properties(title="Ranking stability over the budget", width=420, height=180)
+    )

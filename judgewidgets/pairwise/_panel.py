@@ -1,0 +1,211 @@
+"""PairwisePanel: several pairwise judges comparing the same pairs, combined by majority or weighted vote."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict
+
+from .._aggregate import check_weights
+from .._errors import ConfigurationError
+from .._progress import Progress, make_progress
+from .._runner import run_sync
+from ..engine import CallSession
+from ._batch import pairs_from
+from ._judge import PairwiseJudge
+from ._records import OrderVerdict, PairItem, PairwiseResult, Winner, build_pairs, verdict_rows
+
+VOTES = ("majority", "weighted")
+
+
+class PanelComparison(BaseModel):
+    """A panel's verdict on one pair: each judge's debiased result and the vote over them.
+
+    `confidence` is the (weighted) share of answering judges that voted for `winner`; a vote tied between
+    labels gives 'tie'. `consistent` is True when every answering judge's two orders agreed.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    question: str
+    response_a: str
+    response_b: str
+    reference: str | None = None
+    winner: Winner | None
+    confidence: float | None
+    consistent: bool | None
+    votes: list[PairwiseResult]
+    error: str | None = None
+
+    @property
+    def verdicts(self) -> list[OrderVerdict]:
+        """Every judge's verdict on every order."""
+        return [v for result in self.votes for v in result.verdicts]
+
+
+def tally(results: Sequence[PairwiseResult], weights: Sequence[float]) -> tuple[Winner | None, float | None]:
+    """(winner, share of weight behind it) over the judges that answered; equal top shares give 'tie'."""
+    totals: dict[str, float] = {}
+    for result, weight in zip(results, weights):
+        if result.winner is not None:
+            totals[result.winner] = totals.get(result.winner, 0.0) + weight
+    if not totals:
+        return None, None
+    best = max(totals.values())
+    leaders = [label for label, total in totals.items() if total == best]
+    winner: Winner = leaders[0] if len(leaders) == 1 else "tie"  # type: ignore[assignment]
+    return winner, totals.get(winner, 0.0) / sum(totals.values())
+
+
+class PairwisePanel:
+    """A panel of pairwise judges (model strings or PairwiseJudge); names default to judge_1..judge_n.
+
+    `vote="majority"` counts one vote per judge; `"weighted"` weighs each by `weights` (or the judges' own
+    `weight`). Keyword arguments go to judges built from model strings.
+    """
+
+    def __init__(
+        self,
+        judges: Sequence[str | PairwiseJudge],
+        vote: Literal["majority", "weighted"] = "majority",
+        weights: Sequence[float] | None = None,
+        **judge_kwargs: Any,
+    ) -> None:
+        if isinstance(judges, (str, PairwiseJudge)):
+            judges = [judges]
+        built = []
+        for i, judge in enumerate(judges):
+            if isinstance(judge, str):
+                judge = PairwiseJudge(judge, **judge_kwargs)
+            elif not isinstance(judge, PairwiseJudge):
+                raise ConfigurationError(f"judge {i} is a {type(judge).__name__}; give a model string or PairwiseJudge")
+            built.append(judge)
+        if not built:
+            raise ConfigurationError("a panel needs at least one judge")
+        if vote not in VOTES:
+            raise ConfigurationError(f"unknown vote {vote!r}; use 'majority' or 'weighted'")
+        self.judges = built
+        self.vote = vote
+        self.names = [j.name or f"judge_{i + 1}" for i, j in enumerate(built)]
+        repeated = sorted({n for n in self.names if self.names.count(n) > 1})
+        if repeated:
+            raise ConfigurationError(f"judge names must be unique; repeated: {', '.join(repeated)}")
+        self.weights = check_weights(weights if weights is not None else [j.weight for j in built], len(built))
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{n}={j.model!r}" for n, j in zip(self.names, self.judges))
+        return f"PairwisePanel({inner}, vote={self.vote!r})"
+
+    @property
+    def display_name(self) -> str:
+        return f"panel of {len(self.judges)}"
+
+    def check(self) -> None:
+        for judge in self.judges:
+            judge.check()
+
+    def _vote_weights(self) -> list[float]:
+        return self.weights if self.vote == "weighted" else [1.0] * len(self.judges)
+
+    async def acompare_items(
+        self, items: Sequence[PairItem], session: CallSession, progress: Progress
+    ) -> list[PanelComparison]:
+        per_judge = await asyncio.gather(
+            *(j.acompare_items(items, session, progress, name) for j, name in zip(self.judges, self.names))
+        )
+        weights = self._vote_weights()
+        out = []
+        for i, item in enumerate(items):
+            results = [judge_results[i] for judge_results in per_judge]
+            winner, share = tally(results, weights)
+            answered = [r for r in results if r.winner is not None]
+            flags = [r.consistent for r in answered if r.consistent is not None]
+            errors = [f"{r.judge}: {r.error}" for r in results if r.error]
+            out.append(
+                PanelComparison(
+                    question=item.question,
+                    response_a=item.response_a,
+                    response_b=item.response_b,
+                    reference=item.reference,
+                    winner=winner,
+                    confidence=share,
+                    consistent=all(flags) if flags else None,
+                    votes=results,
+                    error=None if answered else "; ".join(errors) or None,
+                )
+            )
+        return out
+
+    def compare(self, question: str, response_a: str, response_b: str, reference: str | None = None) -> PanelComparison:
+        """Every judge compares the pair; the panel votes. Works inside Jupyter."""
+        return run_sync(self.acompare(question, response_a, response_b, reference))
+
+    async def acompare(
+        self, question: str, response_a: str, response_b: str, reference: str | None = None
+    ) -> PanelComparison:
+        """Async twin of `compare`."""
+        items = build_pairs([question], [response_a], [response_b], None if reference is None else [reference])
+        self.check()
+        session = CallSession()
+        try:
+            return (await self.acompare_items(items, session, make_progress(False, 1, "")))[0]
+        finally:
+            session.flush()
+
+    def compare_many(
+        self,
+        data: pd.DataFrame | Sequence[str],
+        responses_a: Sequence[str] | None = None,
+        responses_b: Sequence[str] | None = None,
+        references: Sequence[str | None] | None = None,
+        *,
+        progress: bool | Progress = True,
+    ) -> pd.DataFrame:
+        """One row per comparison: pair_id, the panel's winner, confidence, error, one column per judge's winner.
+
+        `attrs["verdicts"]` holds every judge's verdict on every order (what `jw.position_bias` reads).
+        """
+        return run_sync(self.acompare_many(data, responses_a, responses_b, references, progress=progress))
+
+    async def acompare_many(
+        self,
+        data: pd.DataFrame | Sequence[str],
+        responses_a: Sequence[str] | None = None,
+        responses_b: Sequence[str] | None = None,
+        references: Sequence[str | None] | None = None,
+        *,
+        progress: bool | Progress = True,
+    ) -> pd.DataFrame:
+        """Async twin of `compare_many`."""
+        items, frame = pairs_from(data, responses_a, responses_b, references)
+        self.check()
+        session = CallSession()
+        bar = make_progress(progress, len(items) * len(self.judges), self.display_name)
+        try:
+            results = await self.acompare_items(items, session, bar)
+        finally:
+            bar.close()
+            session.flush()
+        rows = []
+        for result in results:
+            row: dict[str, Any] = {
+                "winner": result.winner,
+                "confidence": result.confidence,
+                "consistent": result.consistent,
+                "error": result.error,
+            }
+            for name, vote in zip(self.names, result.votes):
+                row[name] = vote.winner
+                row[f"{name}_consistent"] = vote.consistent
+            rows.append(row)
+        table = pd.DataFrame(rows)
+        kept = frame.drop(columns=[c for c in table.columns if c in frame.columns])
+        if "pair_id" not in kept.columns:
+            kept = kept.assign(pair_id=np.arange(len(kept)))
+        out = pd.concat([kept, table], axis=1)
+        out.attrs["verdicts"] = verdict_rows(frame, results).to_dict("records")  # plain records: concat-safe
+        return out

@@ -1,0 +1,232 @@
+"""Records of pairwise judging: one order's verdict, and a comparison debiased over both orders."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
+
+from .._errors import InputError
+from ._scales import Slot
+
+Winner = Literal["A", "B", "tie"]
+
+
+@dataclass(frozen=True)
+class PairItem:
+    """One comparison to make: a question, the pair's own response a and b, and an optional reference."""
+
+    question: str
+    response_a: str
+    response_b: str
+    reference: str | None = None
+
+
+class OrderVerdict(BaseModel):
+    """One judge's verdict on one order of a pair. `winner` and `aspects` are already mapped back to the pair's
+    own a/b; `verdict` is the label as the judge gave it, naming slots as shown. Failed calls set `error`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    judge: str = Field(description="Name of the judge.")
+    swapped: bool = Field(description="True when response b was shown first (in slot A).")
+    verdict: str | None = Field(None, description="The scale label the judge answered, in shown slots.")
+    winner: Winner | None = Field(None, description="Winner in the pair's own terms: 'A' (a), 'B' (b) or 'tie'.")
+    margin: int | None = Field(None, description="0 tie, 1 better, 2 much better (five-level scale).")
+    confidence: float | None = Field(None, description="The judge's confidence in [0, 1].")
+    aspects: dict[str, Winner] = Field(default_factory=dict, description="Per-aspect winners, pair's own terms.")
+    explanation: str | None = None
+    raw: str = ""
+    error: str | None = Field(None, description="Why there is no verdict, prefixed 'infrastructure:' or 'parse:'.")
+    latency_s: float = 0.0
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = None
+    cached: bool = False
+    attempts: int = 1
+
+
+def combine(first: Slot | None, second: Slot | None) -> tuple[Winner | None, bool | None]:
+    """Swap debiasing: agreeing orders keep their winner; disagreeing ones give a tie marked inconsistent."""
+    if first is None:
+        return None, None
+    if second is None:
+        return first, None
+    if first == second:
+        return first, True
+    return "tie", False
+
+
+class PairwiseResult(BaseModel):
+    """A comparison of responses a and b, debiased over both orders when the judge swaps.
+
+    `winner` is 'A', 'B' or 'tie' (None when a call failed: see `error`). `consistent` says whether the two
+    orders agreed (None without swapping). `confidence` is the mean of the agreeing orders' confidences, and 0
+    when they disagree (the tie is a fallback, not a judgment). Both raw verdicts are kept in `verdicts`.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    question: str
+    response_a: str
+    response_b: str
+    reference: str | None = None
+    judge: str
+    winner: Winner | None
+    consistent: bool | None
+    confidence: float | None
+    aspects: dict[str, Winner | None] = Field(default_factory=dict)
+    verdicts: list[OrderVerdict]
+    error: str | None = None
+
+    @classmethod
+    def from_orders(
+        cls, item: PairItem, judge: str, verdicts: Sequence[OrderVerdict], aspects: Sequence[str] = ()
+    ) -> PairwiseResult:
+        """Debias the orders' verdicts; `aspects` names the aspects asked for (missing answers give None)."""
+        failed = [v for v in verdicts if v.error]
+        if failed:
+            which = "the swapped order" if failed[0].swapped else "the original order"
+            error = failed[0].error or ""
+            prefix, _, rest = error.partition(": ")
+            return cls(
+                **_texts(item),
+                judge=judge,
+                winner=None,
+                consistent=None,
+                confidence=None,
+                aspects=dict.fromkeys(aspects),
+                verdicts=list(verdicts),
+                error=f"{prefix}: {which}: {rest}" if rest else error,
+            )
+        winners = [v.winner for v in verdicts]
+        winner, consistent = combine(winners[0], winners[1] if len(winners) > 1 else None)
+        confidences = [v.confidence for v in verdicts if v.confidence is not None]
+        if consistent is False:
+            confidence: float | None = 0.0
+        else:
+            confidence = sum(confidences) / len(confidences) if confidences else None
+        names = list(aspects) + sorted({n for v in verdicts for n in v.aspects} - set(aspects))
+        combined: dict[str, Winner | None] = {}
+        for name in names:
+            got = [v.aspects.get(name) for v in verdicts]
+            if any(g is None for g in got):
+                combined[name] = None
+            else:
+                combined[name] = combine(got[0], got[1] if len(got) > 1 else None)[0]
+        return cls(
+            **_texts(item),
+            judge=judge,
+            winner=winner,
+            consistent=consistent,
+            confidence=confidence,
+            aspects=combined,
+            verdicts=list(verdicts),
+        )
+
+    def order(self, swapped: bool) -> OrderVerdict | None:
+        """The verdict of the original (False) or swapped (True) order, when it was asked."""
+        return next((v for v in self.verdicts if v.swapped == swapped), None)
+
+    @property
+    def cost_usd(self) -> float | None:
+        costs = [v.cost_usd for v in self.verdicts]
+        return None if any(c is None for c in costs) else float(sum(costs))  # type: ignore[arg-type]
+
+    def row(self) -> dict[str, Any]:
+        """The flat record of `compare_many`'s table (texts left out)."""
+        ab, ba = self.order(False), self.order(True)
+        out: dict[str, Any] = {
+            "judge": self.judge,
+            "winner": self.winner,
+            "consistent": self.consistent,
+            "confidence": math.nan if self.confidence is None else self.confidence,
+        }
+        for name, value in self.aspects.items():
+            out[f"aspect_{name}"] = value
+        for suffix, order in (("ab", ab), ("ba", ba)):
+            out[f"winner_{suffix}"] = order.winner if order else None
+            out[f"verdict_{suffix}"] = order.verdict if order else None
+            out[f"confidence_{suffix}"] = math.nan if order is None or order.confidence is None else order.confidence
+            out[f"explanation_{suffix}"] = order.explanation if order else None
+            out[f"raw_{suffix}"] = order.raw if order else None
+        out["error"] = self.error
+        out["latency_s"] = sum(v.latency_s for v in self.verdicts)
+        out["cost_usd"] = math.nan if self.cost_usd is None else self.cost_usd
+        out["cached"] = all(v.cached for v in self.verdicts)
+        return out
+
+
+def _texts(item: PairItem) -> dict[str, Any]:
+    return {
+        "question": item.question,
+        "response_a": item.response_a,
+        "response_b": item.response_b,
+        "reference": item.reference,
+    }
+
+
+def _text(name: str, value: object, position: int, optional: bool = False) -> str | None:
+    if optional and (value is None or (isinstance(value, float) and math.isnan(value))):
+        return None
+    if not isinstance(value, str):
+        raise InputError(f"{name} must hold strings; position {position} is {type(value).__name__} {value!r:.40}")
+    return value
+
+
+def build_pairs(
+    questions: Sequence[str] | str,
+    responses_a: Sequence[str] | str,
+    responses_b: Sequence[str] | str,
+    references: Sequence[str | None] | str | None = None,
+) -> list[PairItem]:
+    """Check a batch of comparisons; every problem raises one InputError before any call is made."""
+    columns = {"questions": questions, "responses_a": responses_a, "responses_b": responses_b}
+    if references is not None:
+        columns["references"] = references
+    lists = {name: [values] if isinstance(values, str) else list(values) for name, values in columns.items()}
+    lengths = {name: len(values) for name, values in lists.items()}
+    if len(set(lengths.values())) > 1:
+        raise InputError("lengths differ: " + ", ".join(f"{k}={v}" for k, v in lengths.items()))
+    if not lists["questions"]:
+        raise InputError("nothing to compare: the batch is empty")
+    items = []
+    for i in range(lengths["questions"]):
+        items.append(
+            PairItem(
+                question=_text("questions", lists["questions"][i], i),  # type: ignore[arg-type]
+                response_a=_text("responses_a", lists["responses_a"][i], i),  # type: ignore[arg-type]
+                response_b=_text("responses_b", lists["responses_b"][i], i),  # type: ignore[arg-type]
+                reference=_text("references", lists["references"][i], i, True) if "references" in lists else None,
+            )
+        )
+    return items
+
+
+def verdict_rows(frame: pd.DataFrame, results: Sequence[Any]) -> pd.DataFrame:
+    """Long table: one row per comparison, judge and order (pair_id, judge, swapped, winner, ..., label)."""
+    ids = frame["pair_id"].tolist() if "pair_id" in frame.columns else list(range(len(results)))
+    rows = []
+    for position, (pair_id, result) in enumerate(zip(ids, results)):
+        for v in result.verdicts:
+            rows.append(
+                {
+                    "pair_id": pair_id,
+                    "judge": v.judge,
+                    "swapped": v.swapped,
+                    "winner": v.winner,
+                    "verdict": v.verdict,
+                    "confidence": v.confidence,
+                    "error": v.error,
+                    "position": position,
+                }
+            )
+    long = pd.DataFrame(rows)
+    for column in ("label", "gap"):
+        if column in frame.columns and len(long):
+            long[column] = frame[column].to_numpy()[long["position"].to_numpy()]
+    return long.drop(columns="position")

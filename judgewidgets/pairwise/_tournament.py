@@ -1,0 +1,340 @@
+"""Tournament: candidates' answers to the same questions ranked by a pairwise judge, with rating intervals."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from .._errors import ConfigurationError, InputError
+from .._progress import Progress, make_progress
+from .._runner import run_sync
+from ..engine import CallSession
+from ._bradley_terry import fit, game_matrices, mle_exists
+from ._formats import PairingFormat, TournamentState, get_format, pool_size
+from ._games import Games, kendall_tau
+from ._judge import PairwiseComparer, PairwiseJudge
+from ._ratings import DEFAULT_PRIOR, RANKING_COLUMNS, RatingMethod, get_rating
+from ._records import PairItem
+
+if TYPE_CHECKING:
+    import altair as alt
+
+_SCORE = {"A": 1.0, "B": 0.0, "tie": 0.5}
+STABILITY_CHECKPOINTS = 30
+
+
+@dataclass
+class TournamentResult:
+    """What a tournament produced.
+
+    `ranking`: candidate, rating, ci_low, ci_high, wins, losses, ties, rank (1 best), games — wins, losses and
+    ties count debiased comparisons (orders that disagree are a tie). `matches`: every verdict, one row per
+    comparison, order (and judge, for panels): pair_id, batch, question_index, model_a, model_b, judge, swapped,
+    winner (this order's, in the pair's own A/B terms), verdict, confidence, outcome (the comparison's debiased
+    winner), consistent, error. `jw.bradley_terry(matches)` and `jw.position_bias(matches)` read it directly.
+    """
+
+    ranking: pd.DataFrame
+    matches: pd.DataFrame
+    candidates: list[str]
+    format: str
+    rating: str
+    budget: int
+    stability: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    def _repr_html_(self) -> str:
+        shown = self.ranking[[c for c in RANKING_COLUMNS if c in self.ranking.columns]]
+        head = (
+            f"<p><b>{self.format}</b> tournament of {len(self.candidates)} candidates, "
+            f"{self.comparisons} comparisons, rated by {self.rating}</p>"
+        )
+        return head + shown.to_html(index=False, float_format=lambda v: f"{v:.3f}")
+
+    @property
+    def comparisons(self) -> int:
+        return int(self.matches["pair_id"].nunique()) if len(self.matches) else 0
+
+    def to_df(self) -> pd.DataFrame:
+        return self.ranking.copy()
+
+    def win_matrix(self) -> pd.DataFrame:
+        """Row candidate's share of points against the column candidate over debiased comparisons (ties half)."""
+        per = self.matches.drop_duplicates("pair_id")
+        per = per[per["outcome"].notna()]
+        names = self.candidates
+        points = pd.DataFrame(0.0, index=names, columns=names)
+        games = pd.DataFrame(0.0, index=names, columns=names)
+        for a, b, outcome in zip(per["model_a"], per["model_b"], per["outcome"]):
+            score = _SCORE[outcome]
+            points.loc[a, b] += score
+            points.loc[b, a] += 1.0 - score
+            games.loc[a, b] += 1
+            games.loc[b, a] += 1
+        return points / games.where(games > 0)
+
+    def ratings_chart(self) -> alt.LayerChart:
+        from ._charts import ratings_chart
+
+        return ratings_chart(self.ranking, self.rating)
+
+    def win_matrix_chart(self) -> alt.LayerChart:
+        from ._charts import win_matrix_chart
+
+        return win_matrix_chart(self.win_matrix(), list(self.ranking["candidate"]))
+
+    def stability_chart(self) -> alt.Chart:
+        from ._charts import stability_chart
+
+        return stability_chart(self.stability)
+
+    def chart(self) -> alt.VConcatChart:
+        """Ratings with interval bars and the win-rate matrix, above the ranking's stability over the budget."""
+        import altair as alt
+
+        top = alt.hconcat(self.ratings_chart(), self.win_matrix_chart())
+        return alt.vconcat(top, self.stability_chart()) if len(self.stability) else alt.vconcat(top)
+
+
+def _texts(name: str, values: Any, length: int | None, optional: bool = False) -> list[Any]:
+    if values is None:
+        return [None] * (length or 0)
+    if isinstance(values, str):
+        raise InputError(f"{name} must be a list of strings, one per question, not a single string")
+    values = list(values)
+    if length is not None and len(values) != length:
+        raise InputError(f"{name} has {len(values)} entries for {length} questions")
+    for i, value in enumerate(values):
+        missing = value is None or (isinstance(value, float) and np.isnan(value))
+        if (missing and not optional) or (not missing and not isinstance(value, str)):
+            raise InputError(f"{name} must hold strings; position {i} is {value!r:.40}")
+    return [None if v is None or (isinstance(v, float) and np.isnan(v)) else v for v in values]
+
+
+class Tournament:
+    """Rank candidates by judged pairwise comparisons of their answers to the same questions.
+
+    `format`: "round_robin" (every pair on every question), "swiss", "adaptive" (least certain pairs first),
+    or a PairingFormat. `rating`: "bradley_terry" (ML with bootstrap intervals and a first-slot term), "elo",
+    "wins", or a RatingMethod. `budget` caps the comparisons (each is judged in both orders when the judge
+    swaps; no (pair, question) is judged twice). `seed` fixes every random choice and the bootstrap.
+    """
+
+    def __init__(
+        self,
+        judge: PairwiseComparer | str,
+        format: str | PairingFormat = "round_robin",
+        rating: str | RatingMethod = "bradley_terry",
+        budget: int | None = None,
+        seed: int = 0,
+        *,
+        bootstrap: int = 1000,
+    ) -> None:
+        if isinstance(judge, str):
+            judge = PairwiseJudge(judge)
+        if not isinstance(judge, PairwiseComparer):
+            raise ConfigurationError(
+                f"judge must be a PairwiseJudge, a PairwisePanel or a model string, got {type(judge).__name__}"
+            )
+        if budget is not None and not (isinstance(budget, (int, np.integer)) and budget >= 1):
+            raise ConfigurationError(f"budget must be a whole number of comparisons >= 1, got {budget!r}")
+        self.judge = judge
+        self.format = get_format(format)
+        self.rating = get_rating(rating, bootstrap)
+        self.budget = None if budget is None else int(budget)
+        self.seed = int(seed)
+
+    def __repr__(self) -> str:
+        return (
+            f"Tournament(judge={self.judge!r}, format={self.format.name!r}, rating={self.rating.name!r}, "
+            f"budget={self.budget}, seed={self.seed})"
+        )
+
+    def run(
+        self,
+        questions: Sequence[str],
+        candidates: Mapping[str, Sequence[str]],
+        references: Sequence[str | None] | None = None,
+        *,
+        progress: bool | Progress = True,
+    ) -> TournamentResult:
+        """Play the tournament; `candidates` maps each name to its responses, one per question."""
+        return run_sync(self.arun(questions, candidates, references, progress=progress))
+
+    async def arun(
+        self,
+        questions: Sequence[str],
+        candidates: Mapping[str, Sequence[str]],
+        references: Sequence[str | None] | None = None,
+        *,
+        progress: bool | Progress = True,
+    ) -> TournamentResult:
+        """Async twin of `run`."""
+        asked = _texts("questions", [questions] if isinstance(questions, str) else questions, None)
+        if not asked:
+            raise InputError("a tournament needs at least one question")
+        if not isinstance(candidates, Mapping):
+            raise InputError("candidates must map each candidate's name to its list of responses")
+        if len(candidates) < 2:
+            raise InputError(f"a tournament needs at least 2 candidates, got {len(candidates)}")
+        names = [str(name) for name in candidates]
+        if len(set(names)) != len(names):
+            raise InputError("candidate names must be unique")
+        answers = {str(n): _texts(f"candidate {n!r}", r, len(asked)) for n, r in candidates.items()}
+        refs = _texts("references", references, len(asked), optional=True)
+        self.judge.check()
+        rng = np.random.default_rng(self.seed)
+        k, q = len(names), len(asked)
+        budget = min(self.budget or self.format.default_budget(k, q), pool_size(k, q))
+        state = TournamentState(names, q, rng)
+        session = CallSession()
+        bar = make_progress(progress, budget, f"{self.format.name} tournament")
+        rows: list[dict[str, Any]] = []
+        try:
+            while state.comparisons < budget:
+                proposal = self.format.propose(state, budget - state.comparisons)[: budget - state.comparisons]
+                if not proposal:
+                    break
+                await self._play(proposal, asked, answers, refs, names, state, session, bar, rows)
+        finally:
+            bar.close()
+            session.flush()
+        matches = pd.DataFrame(rows, columns=MATCH_COLUMNS)
+        ranking = self._rank(matches, names)
+        return TournamentResult(
+            ranking=ranking,
+            matches=matches,
+            candidates=names,
+            format=self.format.name,
+            rating=self.rating.name,
+            budget=budget,
+            stability=stability(matches, names),
+        )
+
+    async def _play(self, proposal, asked, answers, refs, names, state, session, bar, rows) -> None:  # type: ignore[no-untyped-def]
+        flips = state.rng.random(len(proposal)) < 0.5  # which of the two is the pair's own "a"
+        a = np.array([j if f else i for (i, j, _), f in zip(proposal, flips)], dtype=np.intp)
+        b = np.array([i if f else j for (i, j, _), f in zip(proposal, flips)], dtype=np.intp)
+        qs = [question for _, _, question in proposal]
+        items = [PairItem(asked[t], answers[names[x]][t], answers[names[y]][t], refs[t]) for x, y, t in zip(a, b, qs)]
+        results = await self.judge.acompare_items(items, session, bar)
+        width = max(len(r.verdicts) for r in results)
+        scores = np.full((len(items), width), np.nan)
+        swapped = np.zeros(width, dtype=bool)
+        outcome = np.full(len(items), np.nan)
+        for index, result in enumerate(results):
+            pair_id = state.comparisons + index
+            if result.winner is not None:
+                outcome[index] = _SCORE[result.winner]
+            for column, verdict in enumerate(result.verdicts):
+                swapped[column] = verdict.swapped
+                if verdict.winner is not None:
+                    scores[index, column] = _SCORE[verdict.winner]
+                rows.append(
+                    {
+                        "pair_id": pair_id,
+                        "batch": state.batches,
+                        "question_index": qs[index],
+                        "model_a": names[a[index]],
+                        "model_b": names[b[index]],
+                        "judge": verdict.judge,
+                        "swapped": verdict.swapped,
+                        "winner": verdict.winner,
+                        "verdict": verdict.verdict,
+                        "confidence": verdict.confidence,
+                        "outcome": result.winner,
+                        "consistent": result.consistent,
+                        "error": verdict.error or result.error,
+                    }
+                )
+        state.record(a, b, scores, swapped, outcome)
+
+    def _rank(self, matches: pd.DataFrame, names: list[str]) -> pd.DataFrame:
+        decided = matches[matches["winner"].notna()]
+        if decided.empty:
+            ranking = pd.DataFrame({"candidate": names})
+            for column in RANKING_COLUMNS[1:]:
+                ranking[column] = np.nan
+        else:
+            ranking = self.rating.rate(matches, self.seed).set_index("candidate").reindex(names).reset_index()
+        record = _record(matches, names)
+        for column in ("wins", "losses", "ties", "games"):
+            ranking[column] = record[column].to_numpy()
+        ranking["rank"] = ranking["rating"].rank(ascending=False, method="min").astype("Int64")
+        columns = RANKING_COLUMNS + [c for c in ranking.columns if c not in RANKING_COLUMNS]
+        ranking = ranking[columns].sort_values(["rank", "candidate"], na_position="last", kind="stable")
+        return ranking.reset_index(drop=True)
+
+
+MATCH_COLUMNS = [
+    "pair_id",
+    "batch",
+    "question_index",
+    "model_a",
+    "model_b",
+    "judge",
+    "swapped",
+    "winner",
+    "verdict",
+    "confidence",
+    "outcome",
+    "consistent",
+    "error",
+]
+
+
+def _record(matches: pd.DataFrame, names: list[str]) -> pd.DataFrame:
+    """Debiased wins, losses, ties and comparisons per candidate."""
+    per = matches.drop_duplicates("pair_id")
+    per = per[per["outcome"].notna()]
+    out = pd.DataFrame(0, index=names, columns=["wins", "losses", "ties", "games"])
+    for a, b, outcome in zip(per["model_a"], per["model_b"], per["outcome"]):
+        out.loc[[a, b], "games"] += 1
+        if outcome == "tie":
+            out.loc[[a, b], "ties"] += 1
+        else:
+            winner, loser = (a, b) if outcome == "A" else (b, a)
+            out.loc[winner, "wins"] += 1
+            out.loc[loser, "losses"] += 1
+    return out
+
+
+def stability(matches: pd.DataFrame, names: list[str]) -> pd.DataFrame:
+    """Kendall τ between the Bradley–Terry ranking after each share of the comparisons and the final one.
+
+    All checkpoints are fitted at once (one batched fit); columns comparisons, kendall_tau, leader.
+    """
+    decided = matches[matches["winner"].notna()]
+    if decided.empty:
+        return pd.DataFrame(columns=["comparisons", "kendall_tau", "leader"])
+    index = {name: i for i, name in enumerate(names)}
+    a = decided["model_a"].map(index).to_numpy(dtype=np.intp)
+    b = decided["model_b"].map(index).to_numpy(dtype=np.intp)
+    flipped = decided["swapped"].astype(bool).to_numpy()
+    score_a = decided["winner"].map(_SCORE).to_numpy(dtype=float)
+    games = Games(
+        names,
+        np.where(flipped, b, a),
+        np.where(flipped, a, b),
+        np.where(flipped, 1.0 - score_a, score_a),
+        np.ones(len(decided)),
+        True,
+    )
+    pair = decided["pair_id"].to_numpy()
+    total = int(matches["pair_id"].max()) + 1
+    marks = np.unique(np.linspace(1, total, min(STABILITY_CHECKPOINTS, total)).round().astype(int))
+    counts = (pair[None, :] < marks[:, None]).astype(float)
+    n, w = game_matrices(games, counts)
+    lam = np.where(mle_exists(n, w, True), 0.0, DEFAULT_PRIOR)
+    theta, _, _ = fit(n, w, True, lam)
+    final = theta[-1]
+    return pd.DataFrame(
+        {
+            "comparisons": marks,
+            "kendall_tau": [kendall_tau(t, final) for t in theta],
+            "leader": [names[int(np.argmax(t))] for t in theta],
+        }
+    )
