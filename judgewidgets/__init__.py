@@ -55,6 +55,25 @@ from .rubrics import (
 from .sequential import SequentialFrame, SequentialRater, SequentialResult, StoppingRule
 from .templates import Anchor, Template
 
+_NOTEBOOK_NAMES = ("DisagreementExplorer", "LiveConvergence", "PanelBuilder", "ReviewQueue", "TournamentView")
+
+
+def __getattr__(name: str) -> object:
+    """The notebook widgets load ipywidgets and altair, so they are imported on first use."""
+    if name in _NOTEBOOK_NAMES:
+        from . import jupyter
+
+        return getattr(jupyter, name)
+    raise AttributeError(f"module 'judgewidgets' has no attribute {name!r}")
+
+
+def load_ipython_extension(ipython: object) -> None:
+    """`%load_ext judgewidgets`: registers `%%judge` and `%judge_config`."""
+    from .jupyter import load_ipython_extension as load
+
+    load(ipython)
+
+
 __all__ = [
     "Anchor",
     "CallCache",
@@ -65,6 +84,7 @@ __all__ = [
     "CriterionResult",
     "CriterionVerdict",
     "CriterionVote",
+    "DisagreementExplorer",
     "Generator",
     "GradingResult",
     "InputError",
@@ -75,14 +95,17 @@ __all__ = [
     "JudgeWidgetsError",
     "LLMJudge",
     "LLMPanel",
+    "LiveConvergence",
     "LocalModelError",
     "PairwiseJudge",
     "PairwisePanel",
     "PairwiseResult",
+    "PanelBuilder",
     "PanelResult",
     "ParseError",
     "RetryPolicy",
     "ReviewPolicy",
+    "ReviewQueue",
     "Rubric",
     "RubricReport",
     "SequentialFrame",
@@ -92,12 +115,14 @@ __all__ = [
     "Template",
     "Tournament",
     "TournamentResult",
+    "TournamentView",
     "Vote",
     "__version__",
     "agreement",
     "bradley_terry",
     "elo",
     "load_example",
+    "load_ipython_extension",
     "pairwise",
     "position_bias",
     "run_sync",

@@ -7,7 +7,7 @@ def test_all_is_sorted_and_complete() -> None:
     public = {name for name in dir(jw) if not name.startswith("_")}
     exported = set(jw.__all__) - {"__version__"}
     assert list(jw.__all__) == sorted(jw.__all__)
-    assert public - exported <= {"charts", "engine", "local", "rubrics", "testing"}, public - exported
+    assert public - exported <= {"charts", "engine", "jupyter", "local", "rubrics", "testing"}, public - exported
 
 
 def test_contract_names_exist() -> None:

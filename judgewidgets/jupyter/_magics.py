@@ -1,0 +1,314 @@
+"""IPython magics: `%%judge` scores, grades, compares or rates the items of a cell; `%judge_config` sets defaults.
+
+Session defaults are traitlets on `JudgeMagics`, so `%config JudgeMagics.default_judges = ["local"]` works and
+nothing lives in module state.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import display
+from traitlets import Int, List, Unicode
+
+from .._errors import JudgeWidgetsError
+from ._cell import parse_items, parse_tournament
+
+_MODES = ("score", "rubric", "pairwise", "tournament", "sequential")
+
+
+@magics_class
+class JudgeMagics(Magics):
+    """`%%judge` and `%judge_config`. Defaults are configurable: `%config JudgeMagics.default_template = "likert"`."""
+
+    default_judges = List(Unicode(), default_value=["local"], help="Judges used when --judges is not given.").tag(
+        config=True
+    )
+    default_template = Unicode("likert", help="Scoring template used when --template is not given.").tag(config=True)
+    cache_dir = Unicode("", help="Folder of the call cache ('' = the user cache folder).").tag(config=True)
+    max_concurrency = Int(32, help="Concurrent calls per model.").tag(config=True)
+    api_base = Unicode("", help="Base URL of an OpenAI-compatible server for every judge ('' = none).").tag(config=True)
+
+    # --- %judge_config ------------------------------------------------------------------------------------
+
+    @magic_arguments()
+    @argument("--judges", help="default judges, comma-separated model strings")
+    @argument("--template", help="default scoring template")
+    @argument("--cache-dir", help="folder of the call cache")
+    @argument("--concurrency", type=int, help="concurrent calls per model")
+    @argument("--api-base", help="base URL of an OpenAI-compatible server ('' clears it)")
+    @line_magic
+    def judge_config(self, line: str) -> pd.Series:
+        """Set session defaults for %%judge, then show them.
+
+        Example: %judge_config --judges local,openai/gpt-4o-mini --template likert --concurrency 16
+        """
+        args = _parse(self.judge_config, line)
+        if args.judges is not None:
+            self.default_judges = _split(args.judges)
+        if args.template is not None:
+            self.default_template = args.template
+        if args.cache_dir is not None:
+            self.cache_dir = args.cache_dir
+        if args.concurrency is not None:
+            if args.concurrency < 1:
+                raise UsageError("--concurrency must be at least 1")
+            self.max_concurrency = args.concurrency
+        if args.api_base is not None:
+            self.api_base = args.api_base
+        return pd.Series(
+            {
+                "default_judges": ", ".join(self.default_judges),
+                "default_template": self.default_template,
+                "cache_dir": self.cache_dir or "(user cache folder)",
+                "max_concurrency": self.max_concurrency,
+                "api_base": self.api_base or "(none)",
+            },
+            name="judgewidgets defaults",
+        )
+
+    # --- %%judge ------------------------------------------------------------------------------------------
+
+    @magic_arguments()
+    @argument("--judges", "-j", help="comma-separated judge models, e.g. local,openai/gpt-4o-mini")
+    @argument("--template", "-t", help="scoring template: likert, continuous, true_false, true_false_uncertain")
+    @argument("--rubric", "-r", help="a rubric: a .yaml file, a variable (Rubric or YAML text), or 'cell'")
+    @argument("--mode", "-m", choices=_MODES, help="what to do (default: score, or rubric with --rubric)")
+    @argument(
+        "--aggregation",
+        "-a",
+        help="score: avg|median|min|max|weighted_avg column to lead with; rubric: majority|weighted|unanimous|any",
+    )
+    @argument("--weights", help="comma-separated judge weights (adds weighted_avg)")
+    @argument("--explanations", "-e", action="store_true", help="ask judges to explain their scores")
+    @argument("--data", "-d", help="a DataFrame variable holding the items")
+    @argument("--prompt-col", default="prompt", help="column of prompts (default prompt)")
+    @argument("--response-col", default="response", help="column of responses (default response)")
+    @argument("--reference-col", default=None, help="column of reference answers")
+    @argument("--out", "-o", help="store the result object in this variable")
+    @argument("--no-chart", action="store_true", help="show the table only")
+    @argument("--api-base", help="base URL of an OpenAI-compatible server for the judges")
+    @argument("--format", default="round_robin", help="tournament format: round_robin|swiss|adaptive")
+    @argument("--K", type=float, default=10, help="sequential: precision parameter K")
+    @argument("--alpha", type=float, default=0.05, help="sequential: significance level")
+    @argument("--seed", type=int, default=None, help="seed for shuffling / tournaments")
+    @line_cell_magic
+    def judge(self, line: str, cell: str | None = None) -> Any:
+        """Judge the items in the cell (or --data DF) and show the table and chart.
+
+        As a line magic (`%judge --data df ...`) it judges a DataFrame; as a cell magic (`%%judge`) the cell
+        body holds the items (or a rubric with `--rubric cell`).
+
+        Examples:
+
+            %%judge --judges local,openai/gpt-4o-mini --template likert
+            prompt: What is the capital of Australia?
+            response: Canberra.
+
+            prompt: How many bones does an adult have?
+            response: About 350.
+
+            %judge --data answers --prompt-col question --response-col answer --out scored
+            %judge --rubric rubric.yaml --data answers
+            %%judge --mode pairwise
+            question: Explain recursion.
+            a: A function calling itself ...
+            b: Recursion is when ...
+
+            %%judge --mode tournament
+            questions: [What is 2+2?]
+            candidates: {terse: ["4"], verbose: ["The sum of two and two is four."]}
+
+            %%judge --mode sequential --K 5
+            prompt: Summarise the plot of Hamlet.
+            response: ...
+
+        `{var}` in the cell body is replaced by the variable's value, as in other magics.
+        """
+        args = _parse(self.judge, line)
+        cell = cell or ""
+        body = self.shell.var_expand(cell, depth=1) if "{" in cell else cell  # type: ignore[union-attr]
+        mode = args.mode or ("rubric" if args.rubric else "score")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                result, table, chart = getattr(self, f"_run_{mode}")(args, body)
+        except KeyboardInterrupt:
+            raise UsageError(
+                "interrupted: the judgments that finished are in the cache; run the cell again to resume"
+            ) from None
+        except (JudgeWidgetsError, ValueError) as exc:
+            raise UsageError(str(exc)) from None
+        if args.out:
+            self.shell.user_ns[args.out] = result  # type: ignore[union-attr]
+        display(table)
+        if chart is not None and not args.no_chart:
+            return chart
+        return None
+
+    # --- modes --------------------------------------------------------------------------------------------
+
+    def _judge_kwargs(self, args: Any) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"max_concurrency": self.max_concurrency}
+        if self.cache_dir:
+            from ..engine import CallCache
+
+            kwargs["cache"] = CallCache(Path(self.cache_dir).expanduser() / "calls.sqlite")
+        api_base = args.api_base or self.api_base
+        if api_base:
+            kwargs["api_base"] = api_base
+        return kwargs
+
+    def _judges(self, args: Any) -> list[str]:
+        return _split(args.judges) if args.judges else list(self.default_judges)
+
+    def _items(self, args: Any, body: str) -> pd.DataFrame:
+        if args.data:
+            frame = self.shell.user_ns.get(args.data)  # type: ignore[union-attr]
+            if frame is None:
+                raise UsageError(f"--data {args.data}: no such variable in the notebook")
+            if not isinstance(frame, pd.DataFrame):
+                raise UsageError(f"--data {args.data} is a {type(frame).__name__}, not a pandas DataFrame")
+            columns = {args.prompt_col: "prompt", args.response_col: "response"}
+            if args.reference_col:
+                columns[args.reference_col] = "reference"
+            missing = [c for c in columns if c not in frame.columns]
+            if missing:
+                raise UsageError(
+                    f"--data {args.data} has no column {', '.join(map(repr, missing))}; "
+                    f"its columns are {list(frame.columns)}"
+                )
+            return frame[list(columns)].rename(columns=columns).reset_index(drop=True)
+        return parse_items(body)
+
+    def _run_score(self, args: Any, body: str) -> tuple[Any, pd.DataFrame, Any]:
+        from .._panel import LLMPanel
+
+        items = self._items(args, body)
+        if "response" not in items:
+            raise UsageError("every item needs a `response:`")
+        weights = [float(w) for w in _split(args.weights)] if args.weights else None
+        panel = LLMPanel(
+            self._judges(args),
+            template=args.template or self.default_template,
+            weights=weights,
+            explanations=args.explanations,
+            **self._judge_kwargs(args),
+        )
+        references = items["reference"] if "reference" in items else None
+        result = panel.score(items["prompt"], items["response"], references)
+        table = result.to_df()
+        if args.aggregation:
+            if args.aggregation not in table.columns:
+                raise UsageError(
+                    f"--aggregation {args.aggregation!r}: choose avg, median, min, max or weighted_avg "
+                    "(weighted_avg needs --weights)"
+                )
+            lead = ["prompt", "response", args.aggregation]
+            table = table[lead + [c for c in table.columns if c not in lead]]
+        return result, table, result.chart()
+
+    def _rubric(self, args: Any, body: str) -> Any:
+        from ..rubrics import Rubric
+
+        source = args.rubric
+        if source == "cell":
+            return Rubric.from_yaml(body)
+        value = self.shell.user_ns.get(source)  # type: ignore[union-attr]
+        if isinstance(value, Rubric):
+            return value
+        if isinstance(value, str):
+            return Rubric.from_yaml(value)
+        if Path(source).expanduser().exists():
+            return Rubric.from_yaml(Path(source).expanduser())
+        raise UsageError(f"--rubric {source!r} is neither a variable holding a Rubric or YAML, a file, nor 'cell'")
+
+    def _run_rubric(self, args: Any, body: str) -> tuple[Any, pd.DataFrame, Any]:
+        from ..rubrics import CriterionGrader
+
+        if not args.rubric:
+            raise UsageError("--mode rubric needs --rubric FILE|VARIABLE|cell")
+        rubric = self._rubric(args, body)
+        if args.rubric == "cell" and not args.data:
+            raise UsageError("with --rubric cell the cell holds the rubric; pass the items with --data DF")
+        items = self._items(args, "" if args.rubric == "cell" else body)
+        kwargs = self._judge_kwargs(args)
+        grader = CriterionGrader(
+            judges=self._judges(args), aggregation=args.aggregation or "majority", seed=args.seed, **kwargs
+        )
+        data = items.rename(columns={"prompt": "prompt", "response": "response"})
+        result = grader.grade_many(rubric, data, reference_col="reference" if "reference" in data else None)
+        return result, result.to_df(), result.verdict_chart()
+
+    def _run_pairwise(self, args: Any, body: str) -> tuple[Any, pd.DataFrame, Any]:
+        from ..pairwise import PairwiseJudge
+
+        items = self._items(args, body) if not args.data else self.shell.user_ns[args.data]  # type: ignore[union-attr]
+        judges = self._judges(args)
+        judge = PairwiseJudge(judges[0], **self._judge_kwargs(args))
+        result = judge.compare_many(items)
+        table = result.to_df() if hasattr(result, "to_df") else result
+        chart = result.chart() if hasattr(result, "chart") else None
+        return result, table, chart
+
+    def _run_tournament(self, args: Any, body: str) -> tuple[Any, pd.DataFrame, Any]:
+        from ..pairwise import PairwiseJudge, Tournament
+
+        questions, candidates = parse_tournament(body)
+        judge = PairwiseJudge(self._judges(args)[0], **self._judge_kwargs(args))
+        tournament = Tournament(judge=judge, format=args.format, seed=args.seed or 0)
+        result = tournament.run(questions, candidates)
+        return result, result.ranking, result.chart()
+
+    def _run_sequential(self, args: Any, body: str) -> tuple[Any, pd.DataFrame, Any]:
+        from ..sequential import SequentialRater
+        from ._live import LiveConvergence
+
+        items = self._items(args, body)
+        rater = SequentialRater(
+            judges=self._judges(args), K=args.K, alpha=args.alpha, seed=args.seed, **self._judge_kwargs(args)
+        )
+        if len(items) == 1:
+            live = LiveConvergence()
+            display(live.widget)
+            result = rater.rate(items.loc[0, "prompt"], items.loc[0, "response"], on_update=live.update)
+            live.update(result)
+            summary = pd.DataFrame(
+                [
+                    {
+                        "mean": result.mean,
+                        "half_width": result.half_width,
+                        "n": result.n,
+                        "status": getattr(result, "status", None),
+                    }
+                ]
+            )
+            return result, summary, None
+        frame = rater.rate_many(items)
+        return frame, frame, frame.chart() if hasattr(frame, "chart") else None
+
+
+def _split(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _parse(magic: Any, line: str) -> Any:
+    try:
+        return parse_argstring(magic, line)
+    except UsageError:
+        raise
+    except SystemExit:
+        raise UsageError(f"could not read the options {line!r}; see %judge? for the list") from None
+    except Exception as exc:  # argparse errors surface as UsageError in IPython
+        raise UsageError(f"{exc}; see %%judge? for the options") from None
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """`%load_ext judgewidgets` registers the magics."""
+    ipython.register_magics(JudgeMagics)

@@ -1,0 +1,160 @@
+"""Tournament view and human-review queue: thin widgets over plain models."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._review import ReviewPolicy
+
+
+class TournamentView:
+    """Ranking with intervals, the win-rate matrix and the ranking table of a TournamentResult."""
+
+    def __init__(self, result: Any) -> None:
+        import altair as alt
+        import ipywidgets as w
+
+        self.result = result
+        self.ratings = alt.JupyterChart(result.ratings_chart())
+        self.matrix = alt.JupyterChart(result.win_matrix_chart())
+        table = w.HTML(result.ranking.to_html(index=False, float_format=lambda v: f"{v:.2f}"))
+        self.widget = w.VBox([w.HBox([self.ratings, self.matrix]), table])
+        self.widget.add_class("judgewidgets-tournament")
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)
+
+
+class ReviewQueueModel:
+    """Flagged items one at a time; human labels; each judge's agreement with those labels.
+
+    A judge "passes" an item when its score is at least `pass_threshold`; agreement is the share of labelled
+    items where that matches the human's pass/fail label, with Cohen's κ.
+    """
+
+    def __init__(self, result: Any, policy: ReviewPolicy | None = None, pass_threshold: float = 0.5) -> None:
+        self.result = result
+        self.flags = result.review(policy or ReviewPolicy())
+        self.queue = self.flags.index[self.flags["needs_review"]].tolist()
+        self.position = 0
+        self.labels: dict[int, str] = {}
+        self.pass_threshold = pass_threshold
+        self.judge_scores = self._judge_scores()
+
+    def _judge_scores(self) -> pd.DataFrame:
+        if hasattr(self.result, "scores"):
+            return self.result.scores()
+        return pd.DataFrame([r.judge_scores for r in self.result.reports]).astype(float)
+
+    @property
+    def current(self) -> int | None:
+        return self.queue[self.position] if self.queue else None
+
+    def move(self, step: int) -> None:
+        if self.queue:
+            self.position = (self.position + step) % len(self.queue)
+
+    def label(self, item: int, value: str) -> None:
+        if value not in ("pass", "fail"):
+            raise ValueError(f"label must be 'pass' or 'fail', got {value!r}")
+        self.labels[item] = value
+
+    def views(self, item: int) -> pd.DataFrame:
+        """Each judge's score (and explanation where available) on one item."""
+        if hasattr(self.result, "votes") and isinstance(self.result.votes, pd.DataFrame):
+            votes = self.result.votes
+            return votes[votes["item"] == item][["judge", "score", "explanation", "error"]].reset_index(drop=True)
+        scores = self.judge_scores.loc[item]
+        return pd.DataFrame({"judge": scores.index, "score": scores.to_numpy()})
+
+    def agreement(self) -> pd.DataFrame:
+        """Per judge: labelled items, agreement with the human labels and Cohen's κ."""
+        from ..agreement import cohen_kappa
+
+        items = sorted(self.labels)
+        human = [self.labels[i] for i in items]
+        rows = []
+        for judge in self.judge_scores.columns:
+            scores = self.judge_scores.loc[items, judge].to_numpy(dtype=float) if items else np.array([])
+            verdicts = [None if np.isnan(s) else ("pass" if s >= self.pass_threshold else "fail") for s in scores]
+            pairs = [(v, h) for v, h in zip(verdicts, human) if v is not None]
+            agree = sum(v == h for v, h in pairs) / len(pairs) if pairs else float("nan")
+            try:
+                kappa = (
+                    cohen_kappa([v for v, _ in pairs], [h for _, h in pairs], labels=["fail", "pass"])
+                    if pairs
+                    else float("nan")
+                )
+            except Exception:
+                kappa = float("nan")
+            rows.append({"judge": judge, "labelled": len(pairs), "agreement": agree, "kappa": kappa})
+        return pd.DataFrame(rows)
+
+
+class ReviewQueue:
+    """Widget over ReviewQueueModel: read the flagged item and the judges' views, label it pass or fail."""
+
+    def __init__(self, result: Any, policy: ReviewPolicy | None = None, pass_threshold: float = 0.5) -> None:
+        import ipywidgets as w
+
+        self.model = ReviewQueueModel(result, policy, pass_threshold)
+        self.card = w.HTML()
+        self.choice = w.ToggleButtons(options=["pass", "fail"], value=None, description="your label")
+        self.prev_button = w.Button(description="previous", icon="arrow-left")
+        self.next_button = w.Button(description="next", icon="arrow-right")
+        self.agreement = w.HTML()
+        self.prev_button.on_click(lambda _: self._move(-1))
+        self.next_button.on_click(lambda _: self._move(1))
+        self.choice.observe(self._on_label, names="value")
+        self.widget = w.VBox([self.card, self.choice, w.HBox([self.prev_button, self.next_button]), self.agreement])
+        self.widget.add_class("judgewidgets-review-queue")
+        self._render()
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)
+
+    def _move(self, step: int) -> None:
+        self.model.move(step)
+        self._render()
+
+    def _on_label(self, change: Any) -> None:
+        item = self.model.current
+        if item is not None and change["new"] is not None:
+            self.model.label(item, change["new"])
+            self._render_agreement()
+
+    def _render(self) -> None:
+        item = self.model.current
+        if item is None:
+            self.card.value = "<p>No item needs review under this policy.</p>"
+            return
+        flags = self.model.flags.loc[item]
+        prompt = html.escape(str(flags.get("prompt", flags.get("submission", ""))))
+        response = html.escape(str(flags.get("response", "")))
+        views = "".join(
+            f"<tr><td><code>{html.escape(str(v.judge))}</code></td><td>{'' if pd.isna(v.score) else f'{v.score:.2f}'}</td>"
+            f"<td>{html.escape(str(getattr(v, 'explanation', '') or ''))}</td></tr>"
+            for v in self.model.views(item).itertuples()
+        )
+        reasons = "; ".join(flags["review_reasons"])
+        self.card.value = (
+            f"<p><b>Item {item}</b> ({self.model.position + 1} of {len(self.model.queue)} flagged) — {html.escape(reasons)}</p>"
+            f"<p><b>Prompt:</b> {prompt}<br><b>Response:</b> {response}</p>"
+            f"<table><tr><th>judge</th><th>score</th><th>explanation</th></tr>{views}</table>"
+        )
+        self.choice.value = self.model.labels.get(item)
+        self._render_agreement()
+
+    def _render_agreement(self) -> None:
+        table = self.model.agreement()
+        self.agreement.value = "<b>Agreement with your labels</b>" + table.to_html(
+            index=False, float_format=lambda v: f"{v:.2f}", na_rep="—"
+        )

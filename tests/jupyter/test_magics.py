@@ -1,0 +1,107 @@
+"""`%%judge` and `%judge_config` in a real IPython shell, against the loopback server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pandas as pd
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+
+import judgewidgets as jw
+from judgewidgets.testing import OpenAITestServer, json_score
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[OpenAITestServer]:
+    with OpenAITestServer(json_score(4)) as running:
+        yield running
+
+
+@pytest.fixture
+def ip(server: OpenAITestServer, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "judgewidgets")
+    shell.run_line_magic("judge_config", f"--judges openai/a,openai/b --template likert --api-base {server.base_url}")
+    yield shell
+    shell.run_line_magic("judge_config", "--api-base ''")
+
+
+CELL = """prompt: What is the capital of Australia?
+response: Canberra.
+
+prompt: How many bones does an adult have?
+response: About 350. [[reply:{"score": 1}]]
+"""
+
+
+def test_inline_items_with_default_judges(ip) -> None:  # type: ignore[no-untyped-def]
+    ip.run_cell_magic("judge", "--out scored --no-chart", CELL)
+    result = ip.user_ns["scored"]
+    df = result.to_df()
+    assert df["judge_1"].tolist() == [0.75, 0.0] and df["judge_2"].tolist() == [0.75, 0.0]
+
+
+def test_data_frame_and_columns_and_chart(ip) -> None:  # type: ignore[no-untyped-def]
+    ip.user_ns["answers"] = pd.DataFrame({"q": ["2+2?", "3+3?"], "a": ["4", "6"]})
+    chart = ip.run_line_magic(
+        "judge",
+        "--judges openai/x,openai/y,openai/z --data answers --prompt-col q --response-col a --out r "
+        "--aggregation median",
+    )
+    assert chart.to_dict()["hconcat"]
+    assert ip.user_ns["r"].to_df()["median"].tolist() == [0.75, 0.75]
+
+
+def test_variable_expansion_in_the_cell(ip) -> None:  # type: ignore[no-untyped-def]
+    ip.user_ns["answer"] = "Canberra"
+    ip.run_cell_magic("judge", "--out r --no-chart", "prompt: Capital of Australia?\nresponse: {answer}\n")
+    assert ip.user_ns["r"].items[0].response == "Canberra"
+
+
+def test_rubric_from_a_variable(ip) -> None:  # type: ignore[no-untyped-def]
+    ip.user_ns["rub"] = jw.Rubric([jw.Criterion("Names the capital", name="capital")])
+    ip.user_ns["answers"] = pd.DataFrame(
+        {"prompt": ["Capital?"], "response": ['Canberra [[reply:{"verdict": "MET", "explanation": "ok"}]]']}
+    )
+    ip.run_line_magic("judge", "--rubric rub --data answers --out g --no-chart --seed 1")
+    assert ip.user_ns["g"].to_df()["capital"].tolist() == ["MET"]
+
+
+@pytest.mark.parametrize(
+    ("line", "cell", "message"),
+    [
+        ("--template nope", CELL, "unknown template 'nope'"),
+        ("--data missing_df", "", "no such variable"),
+        ("--mode dance", CELL, "invalid choice"),
+        ("", "", "the cell holds no items"),
+        ("--judges", "", "expected one argument"),
+        ("", "colour: red\n", "every item starts with `prompt:`"),
+        ("--aggregation weighted_avg", CELL, "weighted_avg needs --weights"),
+        ("--weights 1", CELL, "1 weights given for 2 judges"),
+        ("--mode rubric", CELL, "needs --rubric"),
+    ],
+)
+def test_bad_options_raise_usage_error(ip, line: str, cell: str, message: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(UsageError, match=message):
+        if cell:
+            ip.run_cell_magic("judge", line, cell)
+        else:
+            ip.run_line_magic("judge", line)
+
+
+def test_config_traitlets(ip) -> None:  # type: ignore[no-untyped-def]
+    ip.run_line_magic("config", "JudgeMagics.default_template = 'true_false'")
+    magics = ip.magics_manager.registry["JudgeMagics"]
+    assert magics.default_template == "true_false"
+    shown = ip.run_line_magic("judge_config", "--concurrency 7")
+    assert shown["max_concurrency"] == 7 and shown["default_template"] == "true_false"
+    ip.run_line_magic("judge_config", "--template likert")
+
+
+def test_help_documents_every_option(ip) -> None:  # type: ignore[no-untyped-def]
+    doc = ip.magics_manager.registry["JudgeMagics"].judge.__doc__
+    for option in ("--judges", "--template", "--rubric", "--mode", "--data", "--prompt-col", "--out", "Examples"):
+        assert option in doc

@@ -1,0 +1,149 @@
+"""Widget models without a browser, and the widgets driven by setting traits and clicking."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+
+import pandas as pd
+import pytest
+
+import judgewidgets as jw
+from judgewidgets.jupyter import DisagreementModel, PanelBuilderModel, ReviewQueueModel
+from judgewidgets.testing import OpenAITestServer, json_score
+
+DATA = pd.DataFrame(
+    {
+        "question": ["2+2?", "Capital of France?", "Largest planet?"],
+        "answer": ["4", "Paris", 'Mars [[reply:{"score": 1, "explanation": "wrong planet"}]]'],
+    }
+)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[OpenAITestServer]:
+    with OpenAITestServer(json_score(5)) as running:
+        yield running
+
+
+def test_builder_model(server: OpenAITestServer) -> None:
+    model = PanelBuilderModel(data=DATA, judge_kwargs={"api_base": server.base_url, "api_key": "sk-test"})
+    assert (model.prompt_col, model.response_col) == ("question", "answer")
+    with pytest.raises(jw.ConfigurationError, match="add at least one judge"):
+        model.build()
+    model.add_judge("openai/a")
+    model.add_judge("openai/b", weight=3)
+    with pytest.raises(jw.ConfigurationError, match="positive"):
+        model.add_judge("openai/c", weight=0)
+    with pytest.raises(jw.ConfigurationError, match="type a model"):
+        model.add_judge("  ")
+    panel = model.build()
+    assert isinstance(panel, jw.LLMPanel) and panel.weights == [1.0, 3.0]
+    assert "judge calls" in model.estimate()
+    result = jw.run_sync(model.arun(progress=False))
+    assert model.result is result
+    table = model.table()
+    assert table["judge_1"].tolist() == [1.0, 1.0, 0.0]
+    model.remove_judge(0)
+    assert [j.model for j in model.judges] == ["openai/b"]
+
+
+def test_builder_with_a_rubric(server: OpenAITestServer) -> None:
+    model = PanelBuilderModel(
+        data=DATA, template="rubric (YAML)", judge_kwargs={"api_base": server.base_url, "api_key": "k"}
+    )
+    model.add_judge("openai/a")
+    model.rubric_yaml = "- name: ok\n  requirement: Answers correctly\n"
+    grader = model.build()
+    assert isinstance(grader, jw.CriterionGrader)
+    data = DATA.assign(answer=[a + ' [[reply:{"verdict": "MET", "explanation": "x"}]]' for a in DATA["answer"]])
+    model.data = data
+    jw.run_sync(model.arun(progress=False))
+    assert model.table()["ok"].tolist() == ["MET"] * 3
+
+
+def test_builder_widget_click_to_run(server: OpenAITestServer) -> None:
+    builder = jw.PanelBuilder(DATA, api_base=server.base_url, api_key="sk-test")
+    builder.add_judge("openai/a")
+    builder.model_input.value = "openai/b"
+    builder.add_button.click()
+    assert len(builder.judge_list.children) == 2
+    builder.template.value = "likert"
+    builder.aggregation.value = "median"
+    assert "judge calls" in builder.cost.value
+    builder.run_button.click()
+    result = builder.wait(timeout=60)
+    assert isinstance(builder.panel, jw.LLMPanel) and builder.result is result
+    assert builder.progress.value == builder.progress.max == 6
+    assert "done: 3 rows" in builder.status.value
+    assert len(builder.output.outputs) == 2  # the table and the chart
+    chart_output = str(builder.output.outputs[1]["data"])
+    assert "vega" in chart_output and "Scores by judge and item" in chart_output
+
+
+def test_builder_widget_reports_problems_instead_of_raising() -> None:
+    builder = jw.PanelBuilder(DATA)
+    builder.run_button.click()
+    assert "add at least one judge" in builder.status.value
+    builder.add_judge("")
+    assert "type a model" in builder.status.value
+
+
+def _panel_result(server: OpenAITestServer) -> jw.PanelResult:
+    panel = jw.LLMPanel(
+        [
+            jw.LLMJudge("openai/a", api_base=server.base_url, api_key="k", explanations=True),
+            jw.LLMJudge("openai/b", api_base=server.base_url, api_key="k"),
+        ]
+    )
+    data = DATA.assign(answer=["4", "Paris", "Mars [[fault:500]]"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return panel.score(data["question"], data["answer"], progress=False)
+
+
+def test_disagreement_explorer(server: OpenAITestServer) -> None:
+    result = _panel_result(server)
+    model = DisagreementModel(result)
+    details = model.details(0)
+    assert details["judge"].tolist() == ["judge_1", "judge_2"]
+    explorer = jw.DisagreementExplorer(result)
+    explorer.picker.value = 2
+    assert "Mars" in explorer.details.value and "InternalServerError" in explorer.details.value
+
+
+def test_review_queue_labels_and_agreement(server: OpenAITestServer) -> None:
+    result = _panel_result(server)
+    model = ReviewQueueModel(result, jw.ReviewPolicy(max_disagreement=0.1, min_score=0.99))
+    assert model.queue == [2]
+    model.label(2, "fail")
+    with pytest.raises(ValueError):
+        model.label(2, "maybe")
+    agreement = model.agreement().set_index("judge")
+    assert agreement.loc["judge_1", "labelled"] == 0  # judge_1's call failed on that item
+    queue = jw.ReviewQueue(result, jw.ReviewPolicy(max_disagreement=0.1, min_score=0.99))
+    assert "1 of 1 flagged" in queue.card.value
+    queue.choice.value = "fail"
+    assert queue.model.labels == {2: "fail"}
+    assert "Agreement with your labels" in queue.agreement.value
+
+
+def test_live_convergence_redraws_in_place() -> None:
+    from judgewidgets.jupyter import LiveConvergence
+
+    rater = jw.SequentialRater(
+        judges=[
+            jw.LLMJudge(
+                "openai/m",
+                template=jw.Template(name="ten", instruction="Rate", scale=(1, 10)),
+                mock_response='{"score": 8}',
+            )
+        ],
+        K=2,
+        pilot=5,
+        max_samples=20,
+    )
+    live = LiveConvergence(min_interval=0)
+    result = rater.rate("q", "a", on_update=live.update)
+    assert live.updates >= result.n
+    assert live.chart is not None and "mean" in live.status.value
