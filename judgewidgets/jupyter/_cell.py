@@ -30,9 +30,10 @@ def _key(name: str) -> str:
 
 
 def parse_items(text: str) -> pd.DataFrame:
-    """Items from a cell body: a YAML list of mappings, or blocks of `key: value` lines; a new `prompt:` (or
-    a `---` line) starts the next item, and values may continue over several lines. Keys: prompt (question), response (answer),
-    reference, context; for pairwise cells a / b."""
+    """Items from a cell body: a YAML list of mappings, or blocks of `key: value` lines.
+
+    A new `prompt:` (or a `---` line) starts the next item, and values may continue over several lines.
+    Keys: prompt (question), response (answer), reference, context; for pairwise cells a / b."""
     text = text.strip("\n")
     if not text.strip():
         raise InputError("the cell holds no items: write `prompt:` / `response:` blocks, or pass --data DF")

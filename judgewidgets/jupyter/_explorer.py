@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import html
 import warnings
 from typing import Any
@@ -54,10 +55,8 @@ class DisagreementExplorer:
         )
         self.details = w.HTML()
         self.picker.observe(lambda change: self.show(change["new"]), names="value")
-        try:
+        with contextlib.suppress(Exception):  # older altair has no selection traits; the dropdown still works
             self.chart.selections.observe(self._on_select, names=["pick"])
-        except Exception:  # older altair without selection traits: the dropdown still works
-            pass
         self.widget = w.VBox([self.chart, self.picker, self.details])
         self.widget.add_class("judgewidgets-explorer")
         if self.picker.options:
@@ -76,11 +75,16 @@ class DisagreementExplorer:
     def show(self, item: int) -> None:
         row = self.model.table.loc[item]
         rows = "".join(
-            f"<tr><td><code>{html.escape(str(d.judge))}</code></td><td>{'' if pd.isna(d.score) else f'{d.score:.2f}'}</td>"
+            f"<tr><td><code>{html.escape(str(d.judge))}</code></td><td>{_score(d.score)}</td>"
             f"<td>{html.escape(str(d.explanation or ''))}</td><td>{html.escape(str(d.error or ''))}</td></tr>"
             for d in self.model.details(item).itertuples()
         )
         self.details.value = (
-            f"<p><b>Prompt:</b> {html.escape(str(row['prompt']))}<br><b>Response:</b> {html.escape(str(row['response']))}</p>"
+            f"<p><b>Prompt:</b> {html.escape(str(row['prompt']))}<br>"
+            f"<b>Response:</b> {html.escape(str(row['response']))}</p>"
             f"<table><tr><th>judge</th><th>score</th><th>explanation</th><th>error</th></tr>{rows}</table>"
         )
+
+
+def _score(value: float) -> str:
+    return "" if pd.isna(value) else f"{value:.2f}"

@@ -201,7 +201,7 @@ class JudgeMagics(Magics):
             explanations=args.explanations,
             **self._judge_kwargs(args),
         )
-        references = items["reference"] if "reference" in items else None
+        references = items.get("reference")
         result = panel.score(items["prompt"], items["response"], references)
         table = result.to_df()
         if args.aggregation:

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .._review import ReviewPolicy
+from ._explorer import _score
 
 
 class TournamentView:
@@ -140,13 +141,14 @@ class ReviewQueue:
         prompt = html.escape(str(flags.get("prompt", flags.get("submission", ""))))
         response = html.escape(str(flags.get("response", "")))
         views = "".join(
-            f"<tr><td><code>{html.escape(str(v.judge))}</code></td><td>{'' if pd.isna(v.score) else f'{v.score:.2f}'}</td>"
+            f"<tr><td><code>{html.escape(str(v.judge))}</code></td><td>{_score(v.score)}</td>"
             f"<td>{html.escape(str(getattr(v, 'explanation', '') or ''))}</td></tr>"
             for v in self.model.views(item).itertuples()
         )
         reasons = "; ".join(flags["review_reasons"])
         self.card.value = (
-            f"<p><b>Item {item}</b> ({self.model.position + 1} of {len(self.model.queue)} flagged) — {html.escape(reasons)}</p>"
+            f"<p><b>Item {item}</b> ({self.model.position + 1} of {len(self.model.queue)} flagged) — "
+            f"{html.escape(reasons)}</p>"
             f"<p><b>Prompt:</b> {prompt}<br><b>Response:</b> {response}</p>"
             f"<table><tr><th>judge</th><th>score</th><th>explanation</th></tr>{views}</table>"
         )
