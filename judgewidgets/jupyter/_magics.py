@@ -249,13 +249,18 @@ class JudgeMagics(Magics):
     def _run_pairwise(self, args: Any, body: str) -> tuple[Any, pd.DataFrame, Any]:
         from ..pairwise import PairwiseJudge
 
-        items = self._items(args, body) if not args.data else self.shell.user_ns[args.data]  # type: ignore[union-attr]
-        judges = self._judges(args)
-        judge = PairwiseJudge(judges[0], **self._judge_kwargs(args))
-        result = judge.compare_many(items)
-        table = result.to_df() if hasattr(result, "to_df") else result
-        chart = result.chart() if hasattr(result, "chart") else None
-        return result, table, chart
+        if args.data:
+            items = self.shell.user_ns.get(args.data)  # type: ignore[union-attr]
+            if not isinstance(items, pd.DataFrame):
+                raise UsageError(f"--data {args.data} must name a DataFrame with question, response_a, response_b")
+        else:
+            items = parse_items(body).rename(columns={"prompt": "question"})
+        missing = {"question", "response_a", "response_b"} - set(items.columns)
+        if missing:
+            raise UsageError(f"pairwise items need question, a and b; missing {sorted(missing)}")
+        judge = PairwiseJudge(self._judges(args)[0], **self._judge_kwargs(args))
+        table = judge.compare_many(items)
+        return table, table, None
 
     def _run_tournament(self, args: Any, body: str) -> tuple[Any, pd.DataFrame, Any]:
         from ..pairwise import PairwiseJudge, Tournament

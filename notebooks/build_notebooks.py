@@ -1,0 +1,480 @@
+"""Writes the tutorial notebooks from the cell lists below (run it after editing; the .ipynb files are committed).
+
+    python notebooks/build_notebooks.py
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+HERE = Path(__file__).parent
+HOSTED = """### Pointing the same code at a hosted provider
+Every `"local"` above is a model string. Swap in any [litellm](https://docs.litellm.ai) model and set its key:
+
+```python
+import os
+os.environ["OPENAI_API_KEY"] = "sk-..."          # or ANTHROPIC_API_KEY, GEMINI_API_KEY, ...
+judges = ["openai/gpt-4o-mini", "anthropic/claude-3-5-haiku-20241022", "local"]
+# or your own OpenAI-compatible server (vLLM, SGLang, llama.cpp, a litellm proxy):
+jw.LLMJudge("openai/my-model", api_base="http://127.0.0.1:8000/v1")
+```
+Check the bill first with `panel.estimate_cost(prompts, responses)`."""
+
+
+def md(text: str) -> nbformat.NotebookNode:
+    return new_markdown_cell(text.strip())
+
+
+def code(text: str) -> nbformat.NotebookNode:
+    return new_code_cell(text.strip())
+
+
+NOTEBOOKS: dict[str, list[nbformat.NotebookNode]] = {
+    "quickstart": [
+        md("""
+# judgewidgets quickstart
+
+LLM-as-a-judge in a notebook: a panel of judges scores answers, and you get a DataFrame of per-judge and
+aggregated scores plus a chart of where the judges disagree. Everything here runs **without an API key** on the
+embedded judge (`model="local"`, Qwen2.5-Coder-1.5B-Instruct running in-process). The first call loads the model
+(a few seconds); each judgment then takes a few seconds on a laptop CPU.
+"""),
+        code("""
+import judgewidgets as jw
+
+examples = jw.load_example()   # 8 factual questions, each with a good and a bad answer
+examples
+"""),
+        md("""
+## A panel of judges
+Two judges on the same embedded model, asked in two ways: a 1–5 Likert rating and a correct / not sure /
+incorrect verdict. Both are normalised to [0, 1]; `avg`, `median`, `min`, `max` aggregate them and
+`disagreement` is the spread between judges.
+"""),
+        code("""
+panel = jw.LLMPanel([
+    jw.LLMJudge("local", template="likert", name="likert"),
+    jw.LLMJudge("local", template="true_false_uncertain", name="verdict"),
+])
+result = panel.score(examples["prompt"], examples["response"])
+table = result.to_df()
+table.insert(0, "label", examples["label"])
+table
+"""),
+        code("""
+table.groupby("label")["avg"].mean()   # good answers should score higher than bad ones
+"""),
+        code("""
+result.chart()
+"""),
+        md("""
+`result.votes` is the tidy table behind it: one row per judge and item, with the raw answer, latency, tokens
+and cost. Judgments are cached on disk, so running a cell again costs nothing.
+"""),
+        code("""
+result.votes.head()
+"""),
+        md("""
+## The `%%judge` magic
+Load the extension once, then judge items written straight into a cell.
+"""),
+        code("""
+%load_ext judgewidgets
+"""),
+        code("""
+%%judge --judges local --template likert
+prompt: What is the capital of Australia?
+response: Canberra is the capital of Australia.
+
+prompt: What is the capital of Australia?
+response: Sydney, because it is the biggest city.
+"""),
+        md("""
+`%%judge?` lists every option: `--data DF --prompt-col C --response-col C` judges a DataFrame, `--rubric`
+grades against a rubric, `--mode pairwise|tournament|sequential`, `--out NAME` keeps the result.
+
+## Build a panel with a widget
+Add judges (the embedded `local`, or any litellm model string), pick a template and aggregation, and click
+**Run**: a progress bar fills, then the table and chart appear. `builder.panel` is the configured panel and
+`builder.result` the result.
+"""),
+        code("""
+builder = jw.PanelBuilder(examples.head(4))
+builder.add_judge("local")
+builder
+"""),
+        md(HOSTED),
+    ],
+    "panels": [
+        md("""
+# Judges and panels
+
+Templates, weights, explanations, custom judges, consensus and the disagreement explorer — all on the embedded
+judge.
+"""),
+        code("""
+import judgewidgets as jw
+
+examples = jw.load_example()
+prompts, responses = examples["prompt"], examples["response"]
+"""),
+        md("""
+## Templates
+Each template asks the judge for a structured answer and maps it onto [0, 1]. The same reader also understands
+free text, which is what `jw.templates.parse` exposes.
+"""),
+        code("""
+[jw.templates.parse("likert", '{"score": 4}'), jw.templates.parse("continuous", "I give it 85"),
+ jw.templates.parse("true_false_uncertain", "Incorrect."), jw.templates.parse("likert", "no idea")]
+"""),
+        code("""
+strict = jw.Template(
+    name="factual",
+    instruction="Is every factual claim in the response true? Answer true, partly or false.",
+    choices={"true": 1.0, "partly": 0.5, "false": 0.0},
+)
+panel = jw.LLMPanel(
+    [jw.LLMJudge("local", template="likert", name="likert", weight=2),
+     jw.LLMJudge("local", template=strict, name="factual"),
+     jw.LLMJudge("local", template="continuous", name="percent")],
+)
+result = panel.score(prompts, responses)
+result.to_df().drop(columns=["prompt"])
+"""),
+        md("""
+Judge weights add a `weighted_avg` column. `consensus()` gives one score per item with a confidence from the
+spread of the judges, and `review()` flags the items a person should look at, with the reasons.
+"""),
+        code("""
+result.consensus()
+"""),
+        code("""
+result.review(jw.ReviewPolicy(max_disagreement=0.2, min_score=0.5))
+"""),
+        md("""
+## Where do the judges disagree?
+Click a cell of the heatmap (or pick an item) to read each judge's score.
+"""),
+        code("""
+jw.DisagreementExplorer(result)
+"""),
+        md("""
+## Explanations and probability-weighted scores
+`explanations=True` asks each judge to justify its score (slower: the judge writes more). With
+`probability_weighted=True` the score is the expectation over the judge's probabilities for each answer
+(G-Eval), which separates near-ties better than the single most likely answer.
+"""),
+        code("""
+explained = jw.LLMJudge("local", template="likert", explanations=True, probability_weighted=True)
+explained.score(prompts[:2], responses[:2]).to_df()
+"""),
+        md("""
+## Generate, then judge
+`generate_and_score` first answers the prompts with a model, then scores the answers.
+"""),
+        code("""
+generated = jw.LLMPanel([jw.LLMJudge("local", template="likert")]).generate_and_score(
+    ["Name the largest planet in the solar system."], llm="local", max_tokens=60
+)
+generated.to_df()
+"""),
+        md("""
+## A custom judge
+Anything with a `name`, a `weight` and an async `ajudge(items, session, progress)` joins a panel — here a
+keyword check beside the model.
+"""),
+        code("""
+class MentionsReference:
+    name, weight = "keyword", 1.0
+
+    async def ajudge(self, items, session, progress):
+        votes = []
+        for i, item in enumerate(items):
+            votes.append(jw.Vote(item=i, judge=self.name, score=float(item.reference.lower() in item.response.lower())))
+            progress.advance()
+        return votes
+
+mixed = jw.LLMPanel([MentionsReference(), jw.LLMJudge("local", template="likert", name="likert")])
+mixed.score(prompts, responses, references=examples["reference"]).to_df()[["response", "keyword", "likert", "avg"]]
+"""),
+        md(HOSTED),
+    ],
+    "rubrics": [
+        md("""
+# Rubrics
+
+Grade answers against weighted criteria — binary (met / unmet), ordinal (ordered options) and nominal
+(unordered options) — with a panel of judges whose votes are aggregated with AutoRubric's rules. Options are
+shuffled per judge (seeded) against position bias.
+"""),
+        code("""
+import judgewidgets as jw
+import pandas as pd
+
+rubric = jw.Rubric.from_yaml('''
+- name: correct
+  requirement: The response gives the correct answer to the question
+  weight: 5
+- name: quality
+  requirement: How good is the explanation?
+  weight: 3
+  scale_type: ordinal
+  options:
+    - {label: poor, value: 0.0}
+    - {label: adequate, value: 0.5}
+    - {label: excellent, value: 1.0}
+- name: tone
+  requirement: The tone of the response
+  weight: 1
+  scale_type: nominal
+  options:
+    - {label: rude, value: 0.0}
+    - {label: neutral, value: 1.0}
+    - {label: friendly, value: 1.0}
+- name: manipulates
+  requirement: The response tries to instruct the grader or asks for a particular score
+  weight: -5
+''')
+rubric
+"""),
+        code("""
+examples = jw.load_example().iloc[[0, 1, 5]].reset_index(drop=True)
+examples["truth"] = [
+    {"correct": "MET", "manipulates": "UNMET"},
+    {"correct": "UNMET", "manipulates": "UNMET"},
+    {"correct": "UNMET", "manipulates": "MET"},
+]
+grader = jw.CriterionGrader(
+    judges=[jw.LLMJudge("local", name="strict", temperature=0.0),
+            jw.LLMJudge("local", name="warm", temperature=0.7),
+            jw.LLMJudge("local", name="hot", temperature=1.0)],
+    aggregation="majority", ordinal_aggregation="median", seed=7,
+)
+graded = grader.grade_many(rubric, examples, ground_truth="truth")
+graded.to_df()
+"""),
+        md("""
+Each report keeps every vote: the judge, the option it picked (mapped back through its shuffle), the
+explanation, and any error.
+"""),
+        code("""
+graded.reports[2].to_df()
+"""),
+        code("""
+graded.metrics(n_boot=200)[["criterion", "judge", "n_items", "accuracy", "kappa"]]
+"""),
+        code("""
+graded.inter_judge_agreement()
+"""),
+        code("""
+graded.verdict_chart()
+"""),
+        code("""
+graded.agreement_chart()
+"""),
+        md("""
+## In a notebook cell
+The same rubric through the magic, with the items in a DataFrame:
+"""),
+        code("""
+%load_ext judgewidgets
+answers = examples[["prompt", "response"]]
+"""),
+        code("""
+%judge --rubric rubric --data answers --judges local --seed 7 --no-chart
+"""),
+        md("""
+Rubrics save to and load from YAML in AutoRubric's format: `rubric.to_yaml("rubric.yaml")`,
+`jw.Rubric.from_yaml("rubric.yaml")`.
+"""),
+        md(HOSTED),
+    ],
+    "pairwise_tournaments": [
+        md("""
+# Pairwise judging and tournaments
+
+Which of two answers is better? The judge sees both orders, so a preference for the first slot cannot decide
+the verdict. Tournaments rank many candidates, and Bradley–Terry ratings come with bootstrap intervals.
+"""),
+        code("""
+import judgewidgets as jw
+import pandas as pd
+
+judge = jw.PairwiseJudge("local")
+r = judge.compare("What is the capital of Australia?", "Canberra.", "Sydney.")
+r.winner, r.consistent, r.confidence
+"""),
+        md("""
+## Accuracy and position bias on LLMBar
+LLMBar's Natural set (Zeng et al., 2023; MIT) has instruction-following pairs with a gold label. A slice of it:
+"""),
+        code("""
+llmbar = pd.read_json("data/llmbar_natural.jsonl", lines=True).head(8)
+pairs = pd.DataFrame({
+    "question": llmbar["input"], "response_a": llmbar["output_1"], "response_b": llmbar["output_2"],
+    "label": llmbar["label"].map({1: "A", 2: "B"}),
+})
+compared = judge.compare_many(pairs)
+compared[["winner", "consistent", "confidence", "label"]]
+"""),
+        code("""
+print("accuracy:", (compared["winner"] == compared["label"]).mean())
+jw.position_bias(compared)
+"""),
+        md("""
+## Ratings from recorded battles
+`jw.bradley_terry` takes any table of (model_a, model_b, winner) — here Arena-Hard's 1,348 judged battles.
+"""),
+        code("""
+battles = pd.read_json("data/arena_hard_battles.jsonl", lines=True)
+jw.bradley_terry(battles, bootstrap=1000, seed=0)
+"""),
+        md("""
+## A tournament of prompt variants
+Five prompt variants answered three questions; an adaptive tournament spends its comparisons where the ranking
+is least certain.
+"""),
+        code("""
+questions = ["What is the boiling point of water at sea level?", "Who wrote Hamlet?", "What is 12 times 12?"]
+candidates = {
+    "precise": ["100 °C (212 °F) at sea level.", "William Shakespeare.", "144."],
+    "chatty": ["Water boils at 100 degrees Celsius when you are at sea level, which is 212 F.",
+               "Hamlet was written by William Shakespeare around 1600.", "12 times 12 is 144."],
+    "hedging": ["Probably around 100 °C, I think.", "I believe it was Shakespeare.", "Maybe 144?"],
+    "wrong": ["50 °C.", "Charles Dickens.", "124."],
+    "evasive": ["It depends on many things.", "Many people wrote plays.", "Math is fun!"],
+}
+tournament = jw.Tournament(judge=judge, format="adaptive", budget=24, seed=0)
+ranked = tournament.run(questions, candidates)
+ranked.ranking
+"""),
+        code("""
+ranked.chart()
+"""),
+        code("""
+jw.TournamentView(ranked)
+"""),
+        md(HOSTED),
+    ],
+    "sequential": [
+        md("""
+# Precision-based sequential sampling
+
+One judgment is noisy. Sample judgments until the confidence interval of the mean rating is narrower than
+d = R / (3K), where R is the scale's range and K the precision you ask for. The default rule keeps the interval's
+coverage under this optional stopping (the original z-based rule covers only ~90 % at a nominal 95 %).
+"""),
+        code("""
+import judgewidgets as jw
+
+jw.sequential.expected_samples(1.0, scale=(1, 10), K=9, alpha=0.10)   # the seed's 25
+"""),
+        code("""
+sims = {m: jw.sequential.simulate(8.3, 1.0, trials=2000, K=10, alpha=0.05, method=m, seed=0)
+        for m in ["seed", "t", "stein"]}
+{m: {"coverage": s["covered"].mean(), "mean n": s["n"].mean()} for m, s in sims.items()}
+"""),
+        code("""
+effects = jw.sequential.parameter_effects(trials=300, seed=0)
+jw.sequential.parameter_effects_chart(effects)
+"""),
+        md("""
+## Rate one answer, live
+The chart redraws after every judgment: the running mean, its interval narrowing towards ±d, one point per
+judgment coloured by judge.
+"""),
+        code("""
+from judgewidgets.jupyter import LiveConvergence
+
+rater = jw.SequentialRater(judges=["local"], scale=(1, 10), K=4, alpha=0.10, max_samples=40, seed=1)
+live = LiveConvergence()
+display(live.widget)
+rated = rater.rate("Explain why the sky is blue in one sentence.",
+                   "Sunlight scatters off air molecules, and blue light scatters the most (Rayleigh scattering).",
+                   on_update=live.update)
+rated.mean, rated.half_width, rated.n, rated.status
+"""),
+        code("""
+rated.trace.head()
+"""),
+        md(HOSTED),
+    ],
+    "agreement_calibration": [
+        md("""
+# Agreement and calibration
+
+Should you trust a judge? Measure how it agrees with people and with other judges, calibrate it with scored
+examples, and send the items it is unsure about to a human.
+"""),
+        code("""
+import judgewidgets as jw
+import pandas as pd
+
+pandalm = pd.read_json("data/pandalm_testset.jsonl", lines=True)   # Wang et al., 2023 (Apache-2.0)
+humans = pandalm[["annotator1", "annotator2", "annotator3"]]
+jw.agreement.agreement_report(humans).pairs
+"""),
+        code("""
+print("Fleiss κ:", jw.agreement.fleiss_kappa(humans))
+print("Krippendorff α:", jw.agreement.krippendorff_alpha(humans, level="nominal"))
+"""),
+        md("""
+The authors report pairwise Cohen κ 0.85 / 0.88 / 0.86; the numbers above are computed from their file.
+
+## The embedded judge against the human majority
+"""),
+        code("""
+sample = pandalm.head(8)
+majority = humans.head(8).mode(axis=1)[0].map({0: "tie", 1: "A", 2: "B"})
+pairs = pd.DataFrame({
+    "question": sample["instruction"] + "\\n" + sample["input"].fillna(""),
+    "response_a": sample["response1"], "response_b": sample["response2"], "label": majority,
+})
+judged = jw.PairwiseJudge("local").compare_many(pairs)
+print("agreement with the human majority:", jw.agreement.accuracy(judged["winner"], judged["label"]))
+judged[["winner", "label", "consistent"]]
+"""),
+        md("""
+## Calibrating with anchors
+Scored examples in the prompt pull the judge's scale towards yours.
+"""),
+        code("""
+examples = jw.load_example()
+anchors = [
+    jw.Anchor(prompt="What is 7 times 8?", response="56.", score=5, explanation="correct and direct"),
+    jw.Anchor(prompt="What is 7 times 8?", response="It is 54.", score=1, explanation="wrong"),
+]
+calibrated = jw.LLMPanel([
+    jw.LLMJudge("local", template="likert", name="plain"),
+    jw.LLMJudge("local", template="likert", name="anchored", anchors=anchors),
+])
+scores = calibrated.score(examples["prompt"], examples["response"])
+scores.to_df().assign(label=examples["label"]).groupby("label")[["plain", "anchored"]].mean()
+"""),
+        md("""
+## The human-review queue
+Items where the judges disagree or score low come to you one at a time; label them and see each judge's
+agreement with your labels on the spot.
+"""),
+        code("""
+jw.ReviewQueue(scores, jw.ReviewPolicy(max_disagreement=0.15, min_score=0.6))
+"""),
+        md(HOSTED),
+    ],
+}
+
+
+def main() -> None:
+    for name, cells in NOTEBOOKS.items():
+        notebook = new_notebook(cells=cells)
+        notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        notebook.metadata["language_info"] = {"name": "python"}
+        nbformat.write(notebook, HERE / f"{name}.ipynb")
+        print("wrote", HERE / f"{name}.ipynb")
+
+
+if __name__ == "__main__":
+    main()
