@@ -17,7 +17,7 @@ from .._progress import Progress, make_progress
 from .._records import Item, Vote, build_items
 from .._runner import run_sync
 from ..engine import CallSession
-from ..templates import Template
+from ..templates import Anchor, Template
 from ..templates._template import fence
 from ._methods import make_rule, method_name
 from ._precision import Precision
@@ -53,8 +53,9 @@ class PromptVariantTemplate(Template):
         reference: str | None = None,
         explanations: bool = False,
         context: str | None = None,
+        anchors: Sequence[Anchor] = (),
     ) -> tuple[dict[str, str], ...]:
-        system = super().messages(prompt, response, reference, explanations, context)[0]
+        system = super().messages(prompt, response, reference, explanations, context, anchors)[0]
         text = self.user_format.replace("{prompt}", fence("question", prompt))
         text = text.replace("{response}", fence("response", response))
         if reference:
