@@ -12,7 +12,7 @@ import os as _os
 # litellm fetches its model cost map from the network at import unless told otherwise; never let it.
 _os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from . import agreement, pairwise, sequential, templates
+from . import agreement, aspects, pairwise, pipeline, sequential, templates
 from ._errors import (
     ConfigurationError,
     InputError,
@@ -30,6 +30,7 @@ from ._results import JudgeResult, PanelResult
 from ._review import ReviewPolicy
 from ._runner import run_sync
 from ._version import __version__
+from .aspects import Aspect, AspectEvaluator, AspectResult
 from .engine import CallCache, RetryPolicy
 from .pairwise import (
     PairwiseJudge,
@@ -41,6 +42,7 @@ from .pairwise import (
     elo,
     position_bias,
 )
+from .pipeline import EvaluationPipeline, PipelineStage, StageScore
 from .rubrics import (
     Criterion,
     CriterionGrader,
@@ -48,7 +50,12 @@ from .rubrics import (
     CriterionResult,
     CriterionVerdict,
     CriterionVote,
+    Dimension,
+    DimensionScore,
     GradingResult,
+    LeveledReport,
+    LeveledResult,
+    LeveledRubric,
     Rubric,
     RubricReport,
 )
@@ -76,6 +83,9 @@ def load_ipython_extension(ipython: object) -> None:
 
 __all__ = [
     "Anchor",
+    "Aspect",
+    "AspectEvaluator",
+    "AspectResult",
     "CallCache",
     "ConfigurationError",
     "Criterion",
@@ -84,7 +94,10 @@ __all__ = [
     "CriterionResult",
     "CriterionVerdict",
     "CriterionVote",
+    "Dimension",
+    "DimensionScore",
     "DisagreementExplorer",
+    "EvaluationPipeline",
     "Generator",
     "GradingResult",
     "InputError",
@@ -95,6 +108,9 @@ __all__ = [
     "JudgeWidgetsError",
     "LLMJudge",
     "LLMPanel",
+    "LeveledReport",
+    "LeveledResult",
+    "LeveledRubric",
     "LiveConvergence",
     "LocalModelError",
     "PairwiseJudge",
@@ -103,6 +119,7 @@ __all__ = [
     "PanelBuilder",
     "PanelResult",
     "ParseError",
+    "PipelineStage",
     "RetryPolicy",
     "ReviewPolicy",
     "ReviewQueue",
@@ -111,6 +128,7 @@ __all__ = [
     "SequentialFrame",
     "SequentialRater",
     "SequentialResult",
+    "StageScore",
     "StoppingRule",
     "Template",
     "Tournament",
@@ -119,11 +137,13 @@ __all__ = [
     "Vote",
     "__version__",
     "agreement",
+    "aspects",
     "bradley_terry",
     "elo",
     "load_example",
     "load_ipython_extension",
     "pairwise",
+    "pipeline",
     "position_bias",
     "run_sync",
     "sequential",

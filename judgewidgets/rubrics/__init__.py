@@ -7,10 +7,14 @@ report = grader.grade(rubric, submission, query=question)
 report.score, report.to_df()
 result = grader.grade_many(rubric, df, ground_truth="labels")
 result.metrics(); result.inter_judge_agreement(); result.review()
+
+rag = jw.rubrics.LeveledRubric.rag_quality()            # weighted dimensions with a description per level
+rag.grade(answer, query=question, context=docs, grader="local").grade   # letter from the weighted percentage
 ```
 """
 
 from ._criterion import Criterion, CriterionOption, CriterionVerdict
+from ._dimensions import Dimension, DimensionScore, LeveledReport, LeveledResult, LeveledRubric
 from ._grader import CriterionGrader
 from ._records import CriterionResult, CriterionVote, RubricReport
 from ._result import GradingResult
@@ -23,7 +27,12 @@ __all__ = [
     "CriterionResult",
     "CriterionVerdict",
     "CriterionVote",
+    "Dimension",
+    "DimensionScore",
     "GradingResult",
+    "LeveledReport",
+    "LeveledResult",
+    "LeveledRubric",
     "Rubric",
     "RubricReport",
 ]

@@ -103,13 +103,28 @@ class CriterionGrader:
     # --- grading ------------------------------------------------------------------------------------------
 
     def grade(
-        self, rubric: Rubric, submission: str, query: str | None = None, reference: str | None = None
+        self,
+        rubric: Rubric,
+        submission: str,
+        query: str | None = None,
+        reference: str | None = None,
+        *,
+        context: str | None = None,
     ) -> RubricReport:
-        """Grade one submission; works in scripts and inside a running event loop."""
-        return run_sync(self.agrade(rubric, submission, query, reference))
+        """Grade one submission; works in scripts and inside a running event loop.
+
+        `context` (e.g. retrieved documents) is shown to the judges beside the question.
+        """
+        return run_sync(self.agrade(rubric, submission, query, reference, context=context))
 
     async def agrade(
-        self, rubric: Rubric, submission: str, query: str | None = None, reference: str | None = None
+        self,
+        rubric: Rubric,
+        submission: str,
+        query: str | None = None,
+        reference: str | None = None,
+        *,
+        context: str | None = None,
     ) -> RubricReport:
         """Async twin of `grade`."""
         _check_rubric(rubric)
@@ -119,7 +134,9 @@ class CriterionGrader:
             judge.check()
         session = CallSession()
         try:
-            return await self._grade_item(rubric, submission, query, reference, session, make_progress(False, 0, ""))
+            return await self._grade_item(
+                rubric, submission, query, reference, session, make_progress(False, 0, ""), context
+            )
         finally:
             session.flush()
 
@@ -214,13 +231,16 @@ class CriterionGrader:
         reference: str | None,
         session: CallSession,
         progress: Progress,
+        context: str | None = None,
     ) -> RubricReport:
         criteria = self.effective(rubric)
         key = item_key(submission, query)
 
         async def vote(judge: LLMJudge, judge_id: str, index: int, criterion: Criterion) -> CriterionVote:
             try:
-                return await self._vote(judge, judge_id, index, criterion, submission, query, reference, key, session)
+                return await self._vote(
+                    judge, judge_id, index, criterion, submission, query, reference, key, session, context
+                )
             finally:
                 progress.advance()
 
@@ -261,13 +281,14 @@ class CriterionGrader:
         reference: str | None,
         key: str,
         session: CallSession,
+        context: str | None = None,
     ) -> CriterionVote:
         order = (
             option_order(criterion, self.seed, key, index, judge_id, self.shuffle_options)
             if criterion.is_multi_choice
             else None
         )
-        messages = criterion_messages(criterion, submission, query, reference, order)
+        messages = criterion_messages(criterion, submission, query, reference, order, context)
         if order is None:
             params = judge.request_params(schema_of(BinaryJudgment), "criterion_verdict")
             answer = await ask(

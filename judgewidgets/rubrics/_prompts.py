@@ -69,8 +69,12 @@ def criterion_messages(
     query: str | None,
     reference: str | None,
     order: list[int] | None,
+    context: str | None = None,
 ) -> tuple[dict[str, str], ...]:
-    """System and user messages for one criterion; `order` lists option indices in the order shown."""
+    """System and user messages for one criterion; `order` lists option indices in the order shown.
+
+    `context` (e.g. retrieved documents) is fenced in <context> tags before the question.
+    """
     if criterion.is_multi_choice:
         assert criterion.options is not None and order is not None
         lines = "\n".join(f"{k + 1}. {criterion.options[i].label}" for k, i in enumerate(order))
@@ -84,10 +88,13 @@ def criterion_messages(
         _SYSTEM
         + task
         + ("A <reference> answer is given; use it as the ground truth.\n" if reference else "")
+        + ("A <context> (e.g. retrieved documents) is given; use it where the criterion asks.\n" if context else "")
         + "Reply with a single JSON object that matches this JSON schema and nothing else:\n"
         + json.dumps(schema, separators=(",", ":"))
     )
     parts = []
+    if context:
+        parts.append(fence("context", context))
     if query:
         parts.append(fence("question", query))
     parts.append(fence("submission", submission))

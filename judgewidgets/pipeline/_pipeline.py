@@ -1,0 +1,293 @@
+"""EvaluationPipeline: judges of different kinds combined into one confidence-weighted score per item.
+
+For each item, over the stages with a positive weight that produced a score (S, weights wᵢ, scores sᵢ):
+
+- final_score = Σ wᵢ·sᵢ / Σ wᵢ; NaN (never 0) when no stage in S scored the item
+- spread      = max sᵢ − min sᵢ (0 when one stage scored; NaN when none did)
+- confidence  = (1 − spread) × Σ_{i∈S} wᵢ / Σ_all wᵢ   (agreement, discounted by the weight of stages that failed;
+  0 when no stage scored)
+
+An item needs human review, with every reason listed, when a stage failed (`flag_failures`), the spread exceeds
+`max_spread`, the final score is below `min_score`, and always when no stage produced a score. Stages with
+weight 0 are run and reported but do not count.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from .._errors import ConfigurationError, InputError
+from .._judge import LLMJudge
+from .._panel import LLMPanel
+from .._progress import Progress, make_progress
+from .._records import _as_text_list, build_items
+from .._runner import run_sync
+from ..aspects import AspectEvaluator
+from ..engine import CallSession
+from ..pairwise import PairwiseComparer
+from ..rubrics import CriterionGrader, LeveledRubric, Rubric
+from ._stages import AspectStage, JudgeStage, PairwiseStage, PipelineItem, PipelineStage, RubricStage, StageScore
+
+RESERVED_COLUMNS = frozenset(
+    {
+        "prompt",
+        "response",
+        "reference",
+        "context",
+        "baseline",
+        "final_score",
+        "confidence",
+        "spread",
+        "needs_human_review",
+        "review_reasons",
+    }
+)
+_ACCEPTED = (
+    "an LLMJudge, LLMPanel, AspectEvaluator, PairwiseJudge/PairwisePanel, Rubric or LeveledRubric (graded by "
+    "the local judge), a (rubric, CriterionGrader) pair, a model string, or an object with "
+    "`async ascore(items, session) -> list[StageScore]`"
+)
+
+
+def as_stage(name: str, judge: Any) -> PipelineStage:
+    """The pipeline stage for a judge of any supported kind."""
+    if isinstance(judge, (LLMJudge, LLMPanel)):
+        return JudgeStage(judge)
+    if isinstance(judge, str):
+        return JudgeStage(LLMJudge(judge))
+    if isinstance(judge, AspectEvaluator):
+        return AspectStage(judge)
+    if isinstance(judge, (Rubric, LeveledRubric)):
+        return RubricStage(judge)
+    if isinstance(judge, tuple) and len(judge) == 2:
+        rubric, grader = judge if isinstance(judge[0], (Rubric, LeveledRubric)) else judge[::-1]
+        if isinstance(rubric, (Rubric, LeveledRubric)) and isinstance(grader, CriterionGrader):
+            return RubricStage(rubric, grader)
+    if isinstance(judge, PairwiseComparer):
+        return PairwiseStage(judge)
+    if isinstance(judge, PipelineStage):
+        return judge
+    raise ConfigurationError(f"stage {name!r} is a {type(judge).__name__}; give {_ACCEPTED}")
+
+
+def _threshold(value: object, what: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        raise ConfigurationError(f"{what} must be a number in [0, 1] (or None to switch it off), got {value!r}")
+    return float(value)
+
+
+class EvaluationPipeline:
+    """Runs judges of different kinds on the same items and combines their [0, 1] scores per item.
+
+    `judges` maps stage names to judges (see `as_stage` for the kinds, and `judgewidgets.pipeline._stages` for
+    how each kind's score is normalised); `weights` maps the same names to non-negative weights (default 1
+    each). Final score, spread, confidence and review rules are documented in the module docstring. A pairwise
+    stage compares each response with `baselines[i]`: win 1, tie 0.5, loss 0.
+    """
+
+    def __init__(
+        self,
+        judges: Mapping[str, Any],
+        weights: Mapping[str, float] | None = None,
+        max_spread: float | None = 0.3,
+        min_score: float | None = 0.5,
+        flag_failures: bool = True,
+    ) -> None:
+        if not isinstance(judges, Mapping) or not judges:
+            raise ConfigurationError("a pipeline needs judges as a non-empty {name: judge} mapping")
+        stages: dict[str, PipelineStage] = {}
+        for name, judge in judges.items():
+            if not isinstance(name, str) or not name.strip():
+                raise ConfigurationError(f"stage names must be non-empty text, got {name!r}")
+            if name in RESERVED_COLUMNS:
+                raise ConfigurationError(f"{name!r} cannot be a stage name: it is a column of the result")
+            stages[name] = as_stage(name, judge)
+        self.stages = stages
+        self.weights = self._check_weights(weights)
+        self.max_spread = _threshold(max_spread, "max_spread")
+        self.min_score = _threshold(min_score, "min_score")
+        if not isinstance(flag_failures, bool):
+            raise ConfigurationError(f"flag_failures must be True or False, got {flag_failures!r}")
+        self.flag_failures = flag_failures
+
+    def _check_weights(self, weights: Mapping[str, float] | None) -> dict[str, float]:
+        names = list(self.stages)
+        if weights is None:
+            return dict.fromkeys(names, 1.0)
+        if not isinstance(weights, Mapping):
+            raise ConfigurationError(f"weights must map stage names to numbers, got {weights!r}")
+        unknown = [repr(k) for k in weights if k not in self.stages]
+        if unknown:
+            raise ConfigurationError(
+                f"weights name unknown stage(s) {', '.join(unknown)}; the stages are {', '.join(names)}"
+            )
+        missing = [n for n in names if n not in weights]
+        if missing:
+            raise ConfigurationError(f"no weight for stage(s) {', '.join(missing)}; give every stage a weight")
+        checked: dict[str, float] = {}
+        for name in names:
+            w = weights[name]
+            if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w) or w < 0:
+                raise ConfigurationError(f"weight of stage {name!r} is {w!r}; weights must be finite and ≥ 0")
+            checked[name] = float(w)
+        if sum(checked.values()) <= 0:
+            raise ConfigurationError(f"the stage weights sum to 0 ({checked}); give at least one a positive weight")
+        return checked
+
+    def __repr__(self) -> str:
+        inner = ", ".join(
+            f"{n}={getattr(s, 'kind', type(s).__name__)}×{self.weights[n]:g}" for n, s in self.stages.items()
+        )
+        return f"EvaluationPipeline({inner}, max_spread={self.max_spread}, min_score={self.min_score})"
+
+    def check(self) -> None:
+        """Raise ConfigurationError now for any stage whose models cannot be routed (no call is made)."""
+        for stage in self.stages.values():
+            check = getattr(stage, "check", None)
+            if callable(check):
+                check()
+
+    # --- running ------------------------------------------------------------------------------------------
+
+    def run(
+        self,
+        prompts: Sequence[str] | str,
+        responses: Sequence[str] | str,
+        references: Sequence[str | None] | None = None,
+        baselines: Sequence[str] | None = None,
+        *,
+        contexts: Sequence[str | None] | None = None,
+        progress: bool | Progress = True,
+    ) -> pd.DataFrame:
+        """Score every item with every stage and combine; works in scripts and inside Jupyter.
+
+        Returns one row per item: prompt, response, final_score, confidence, spread, needs_human_review,
+        review_reasons (a list of text), then `<stage>`, `<stage>_error` and `<stage>_detail` for each stage.
+        """
+        return run_sync(self.arun(prompts, responses, references, baselines, contexts=contexts, progress=progress))
+
+    async def arun(
+        self,
+        prompts: Sequence[str] | str,
+        responses: Sequence[str] | str,
+        references: Sequence[str | None] | None = None,
+        baselines: Sequence[str] | None = None,
+        *,
+        contexts: Sequence[str | None] | None = None,
+        progress: bool | Progress = True,
+    ) -> pd.DataFrame:
+        """Async twin of `run`."""
+        items = build_items(prompts, responses, references, contexts)
+        baseline_list = _as_text_list("baselines", baselines, optional=True)
+        if baseline_list is not None and len(baseline_list) != len(items):
+            raise InputError(f"lengths differ: prompts={len(items)}, baselines={len(baseline_list)}")
+        pairwise = [n for n, s in self.stages.items() if getattr(s, "needs_baseline", False)]
+        if pairwise:
+            missing = (
+                list(range(len(items)))
+                if baseline_list is None
+                else [i for i, b in enumerate(baseline_list) if b is None]
+            )
+            if missing:
+                shown = ", ".join(map(str, missing[:10])) + (" ..." if len(missing) > 10 else "")
+                raise InputError(
+                    f"stage(s) {', '.join(pairwise)} compare each response with a baseline: pass baselines=[...] "
+                    f"with one baseline response per item (missing at positions {shown})"
+                )
+        pipeline_items = [
+            PipelineItem(i.prompt, i.response, i.reference, i.context, baseline_list[k] if baseline_list else None)
+            for k, i in enumerate(items)
+        ]
+        self.check()
+        session = CallSession()
+        bar = make_progress(progress, len(self.stages), f"pipeline of {len(self.stages)} stages")
+
+        async def one(name: str, stage: PipelineStage) -> list[StageScore]:
+            try:
+                return _checked(name, await stage.ascore(pipeline_items, session), len(pipeline_items))
+            except (ConfigurationError, InputError):
+                raise
+            except Exception as exc:  # a stage's bug must not lose the other stages' work
+                return [StageScore(error=f"{type(exc).__name__}: {exc}")] * len(pipeline_items)
+            finally:
+                bar.advance()
+
+        try:
+            per_stage = await asyncio.gather(*(one(n, s) for n, s in self.stages.items()))
+        finally:
+            bar.close()
+            session.flush()
+        return self.combine(pipeline_items, dict(zip(self.stages, per_stage)))
+
+    # --- combining ----------------------------------------------------------------------------------------
+
+    def combine(self, items: Sequence[PipelineItem], scores: Mapping[str, Sequence[StageScore]]) -> pd.DataFrame:
+        """The result table from every stage's scores (the module docstring has the formulas)."""
+        total_weight = sum(self.weights.values())
+        rows: list[dict[str, Any]] = []
+        for index, item in enumerate(items):
+            row: dict[str, Any] = {"prompt": item.prompt, "response": item.response}
+            counted = {
+                n: s[index].score for n, s in scores.items() if not math.isnan(s[index].score) and self.weights[n] > 0
+            }
+            answered_weight = sum(self.weights[n] for n in counted)
+            if counted:
+                final = sum(self.weights[n] * v for n, v in counted.items()) / answered_weight
+                spread = max(counted.values()) - min(counted.values())
+                confidence = (1.0 - spread) * answered_weight / total_weight
+            else:
+                final, spread, confidence = math.nan, math.nan, 0.0
+            reasons: list[str] = []
+            if self.flag_failures:
+                for name, stage_scores in scores.items():
+                    score = stage_scores[index]
+                    if score.error:
+                        verb = "failed" if math.isnan(score.score) else "partly failed"
+                        reasons.append(f"{name} {verb}: {score.error}")
+            if not counted:
+                reasons.append("no stage produced a score")
+            if self.max_spread is not None and counted and spread > self.max_spread:
+                reasons.append(f"stages disagree (spread {spread:.2f} > {self.max_spread:.2f})")
+            if self.min_score is not None and counted and final < self.min_score:
+                reasons.append(f"low final score ({final:.2f} < {self.min_score:.2f})")
+            row.update(
+                final_score=final,
+                confidence=confidence,
+                spread=spread,
+                needs_human_review=bool(reasons),
+                review_reasons=reasons,
+            )
+            for name, stage_scores in scores.items():
+                row[name] = stage_scores[index].score
+                row[f"{name}_error"] = stage_scores[index].error
+                row[f"{name}_detail"] = stage_scores[index].detail
+            rows.append(row)
+        frame = pd.DataFrame(rows)
+        if any(i.reference is not None for i in items):
+            frame.insert(2, "reference", [i.reference for i in items])
+        if any(i.baseline is not None for i in items):
+            frame.insert(frame.columns.get_loc("final_score"), "baseline", [i.baseline for i in items])
+        return frame
+
+
+def _checked(name: str, scores: Sequence[StageScore], n_items: int) -> list[StageScore]:
+    """A stage's scores, with a wrong count or an out-of-range score turned into recorded errors."""
+    scores = list(scores)
+    if len(scores) != n_items:
+        return [StageScore(error=f"stage {name!r} returned {len(scores)} scores for {n_items} items")] * n_items
+    out = []
+    for score in scores:
+        if not isinstance(score, StageScore):
+            out.append(StageScore(error=f"stage {name!r} returned a {type(score).__name__}, not a StageScore"))
+        elif not math.isnan(score.score) and not 0.0 <= score.score <= 1.0:
+            out.append(StageScore(error=f"score {score.score} outside [0, 1]", detail=score.detail))
+        else:
+            out.append(score)
+    return out
