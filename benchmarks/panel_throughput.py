@@ -17,6 +17,7 @@ import sys
 import time
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -102,12 +103,28 @@ async def judgewidgets_panel(base_url: str, n: int, concurrency: int) -> tuple[R
     return run, result
 
 
+def uqlm_peer(python: str, base_url: str, n: int) -> Run:
+    """uqlm's LLMPanel (3 langchain ChatOpenAI judges) against the same server, in its own interpreter."""
+    import json
+    import subprocess
+
+    peer = Path(__file__).with_name("_uqlm_peer.py")
+    out = subprocess.run([python, str(peer), base_url, str(n)], check=True, capture_output=True, text=True).stdout
+    data = json.loads(out.strip().splitlines()[-1])
+    return Run("uqlm LLMPanel (3 judges)", data["calls"], data["wall_s"], data["cpu_s"])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--items", type=int, default=1000)
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--concurrency", type=int, default=256)
     parser.add_argument("--fault-rate", type=float, default=0.05)
+    parser.add_argument(
+        "--uqlm-python",
+        default=os.environ.get("JUDGEWIDGETS_UQLM_PYTHON"),
+        help="an interpreter with uqlm and langchain-openai installed: adds uqlm's LLMPanel as a peer",
+    )
     args = parser.parse_args()
     calls = 3 * args.items
     ideal_s = calls * args.latency / args.concurrency
@@ -115,6 +132,7 @@ def main() -> int:
     with OpenAITestServer(latency=args.latency, spawn=True) as server:
         bare = asyncio.run(bare_litellm(server.base_url, args.items, 3, args.concurrency))
         ours, result = asyncio.run(judgewidgets_panel(server.base_url, args.items, args.concurrency))
+        uqlm = uqlm_peer(args.uqlm_python, server.base_url, args.items) if args.uqlm_python else None
     lost = args.items - len(result.to_df())
 
     share = args.fault_rate / 5
@@ -135,7 +153,7 @@ def main() -> int:
         f"concurrency {args.concurrency}; ideal {calls / ideal_s:,.0f} calls/s ({ideal_s:.2f} s)\n"
     )
     print(f"{'run':<36}{'calls/s':>10}{'wall s':>9}{'CPU ms/call':>13}{'of ideal':>10}")
-    for run in (bare, ours, faulty):
+    for run in (bare, ours, faulty, *([uqlm] if uqlm else [])):
         print(
             f"{run.name:<36}{run.calls_per_s:>10,.0f}{run.wall_s:>9.2f}{run.cpu_ms_per_call:>13.2f}"
             f"{run.calls_per_s / (calls / ideal_s):>10.1%}"
