@@ -44,6 +44,7 @@ embedded judge (`model="local"`, Qwen2.5-Coder-1.5B-Instruct running in-process)
 """),
         code("""
 import judgewidgets as jw
+%load_ext judgewidgets
 
 examples = jw.load_example()   # 8 factual questions, each with a good and a bad answer
 examples
@@ -79,10 +80,8 @@ result.votes.head()
 """),
         md("""
 ## The `%%judge` magic
-Load the extension once, then judge items written straight into a cell.
-"""),
-        code("""
-%load_ext judgewidgets
+`%load_ext judgewidgets` (first cell) registers the magic — and makes charts render without a CDN. Judge
+items written straight into a cell:
 """),
         code("""
 %%judge --judges local --template likert
@@ -117,6 +116,7 @@ judge.
 """),
         code("""
 import judgewidgets as jw
+%load_ext judgewidgets
 
 examples = jw.load_example()
 prompts, responses = examples["prompt"], examples["response"]
@@ -212,6 +212,7 @@ shuffled per judge (seeded) against position bias.
 """),
         code("""
 import judgewidgets as jw
+%load_ext judgewidgets
 import pandas as pd
 
 rubric = jw.Rubric.from_yaml('''
@@ -280,7 +281,6 @@ graded.agreement_chart()
 The same rubric through the magic, with the items in a DataFrame:
 """),
         code("""
-%load_ext judgewidgets
 answers = examples[["prompt", "response"]]
 """),
         code("""
@@ -301,6 +301,7 @@ the verdict. Tournaments rank many candidates, and Bradley–Terry ratings come 
 """),
         code("""
 import judgewidgets as jw
+%load_ext judgewidgets
 import pandas as pd
 
 judge = jw.PairwiseJudge("local")
@@ -369,6 +370,7 @@ coverage under this optional stopping (the original z-based rule covers only ~90
 """),
         code("""
 import judgewidgets as jw
+%load_ext judgewidgets
 
 jw.sequential.expected_samples(1.0, scale=(1, 10), K=9, alpha=0.10)   # the seed's 25
 """),
@@ -411,6 +413,7 @@ examples, and send the items it is unsure about to a human.
 """),
         code("""
 import judgewidgets as jw
+%load_ext judgewidgets
 import pandas as pd
 
 pandalm = pd.read_json("data/pandalm_testset.jsonl", lines=True)   # Wang et al., 2023 (Apache-2.0)

@@ -7,7 +7,7 @@ Every widget is a thin view over a plain model object (`PanelBuilderModel`, `Dis
 from ._builder import PanelBuilder, PanelBuilderModel
 from ._explorer import DisagreementExplorer, DisagreementModel
 from ._live import LiveConvergence
-from ._magics import JudgeMagics, load_ipython_extension
+from ._magics import JudgeMagics, load_ipython_extension, use_offline_charts
 from ._views import ReviewQueue, ReviewQueueModel, TournamentView
 
 __all__ = [
@@ -21,4 +21,5 @@ __all__ = [
     "ReviewQueueModel",
     "TournamentView",
     "load_ipython_extension",
+    "use_offline_charts",
 ]

@@ -314,6 +314,21 @@ def _parse(magic: Any, line: str) -> Any:
         raise UsageError(f"{exc}; see %%judge? for the options") from None
 
 
+def use_offline_charts() -> bool:
+    """Render Altair charts through JupyterChart with the JavaScript bundled by vl-convert, so charts show
+    without reaching a CDN (air-gapped machines, CI). Returns False, changing nothing, without vl-convert."""
+    import importlib.util
+
+    if importlib.util.find_spec("vl_convert") is None:
+        return False
+    import altair as alt
+
+    alt.JupyterChart.enable_offline()
+    alt.renderers.enable("jupyter", offline=True)
+    return True
+
+
 def load_ipython_extension(ipython: Any) -> None:
-    """`%load_ext judgewidgets` registers the magics."""
+    """`%load_ext judgewidgets` registers the magics and makes charts render offline (see use_offline_charts)."""
     ipython.register_magics(JudgeMagics)
+    use_offline_charts()
