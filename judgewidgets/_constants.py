@@ -14,6 +14,9 @@ RETRYABLE_STATUS_CODES = frozenset({408, 409, 429})  # plus every 5xx
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MAX_CONCURRENCY = 32
 DEFAULT_REASKS = 1
+# The embedded judge runs one call at a time on the CPU: queue in the engine, and allow slow machines time.
+LOCAL_MAX_CONCURRENCY = 1
+LOCAL_TIMEOUT_S = 600.0
 
 # Expected completion lengths used by cost estimates before a run.
 ESTIMATED_SCORE_TOKENS = 12

@@ -8,7 +8,13 @@ from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from ._ask import ask
-from ._constants import DEFAULT_MAX_CONCURRENCY, DEFAULT_REASKS, DEFAULT_TIMEOUT_S
+from ._constants import (
+    DEFAULT_MAX_CONCURRENCY,
+    DEFAULT_REASKS,
+    DEFAULT_TIMEOUT_S,
+    LOCAL_MAX_CONCURRENCY,
+    LOCAL_TIMEOUT_S,
+)
 from ._cost import CostEstimate, estimate_judge
 from ._errors import ConfigurationError
 from ._logprob_score import weighted_score
@@ -16,7 +22,16 @@ from ._progress import Progress, make_progress
 from ._records import Item, Vote, build_items
 from ._results import JudgeResult
 from ._runner import run_sync
-from .engine import CallCache, CallSession, CallSettings, ChatRequest, RetryPolicy, Transport
+from .engine import (
+    CallCache,
+    CallSession,
+    CallSettings,
+    ChatRequest,
+    RetryPolicy,
+    Transport,
+    TransportChoice,
+    resolve_transport,
+)
 from .engine._litellm import check_model, is_local_model
 from .engine._request import SECRET_KWARGS
 from .templates import Anchor, Template, get_template
@@ -48,9 +63,14 @@ class LLMJudge:
 
     `model` is any litellm model string or ``"local"`` (the embedded judge). Extra keyword arguments go to
     `litellm.acompletion` unchanged (`api_base`, `api_key`, `mock_response`, `max_tokens`, ...).
+    Calls run `max_concurrency` at a time per model (default 32; 1 for the embedded judge, which has a single
+    slot, so queueing happens here and never eats into a call's `timeout`, 120 s; 600 s for the local judge).
     `anchors` are human-scored examples put in the prompt to calibrate the judge's scale to yours.
     `probability_weighted` asks for the answer token's log-probabilities and reports the expected score
     (G-Eval), falling back to the parsed score when the model returns none.
+    `transport` picks the call path: "auto" (default) sends OpenAI-compatible requests (`openai/...`,
+    `hosted_vllm/...`, any `api_base` of theirs) straight over pooled HTTP and everything else through litellm;
+    "litellm" forces litellm, "fast" forces the direct HTTP path; a Transport object is used as given.
     """
 
     def __init__(
@@ -65,11 +85,11 @@ class LLMJudge:
         probability_weighted: bool = False,
         structured_output: bool | None = None,
         reasks: int = DEFAULT_REASKS,
-        timeout: float = DEFAULT_TIMEOUT_S,
+        timeout: float | None = None,
         retry: RetryPolicy | None = None,
-        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+        max_concurrency: int | None = None,
         cache: bool | str | CallCache | None = True,
-        transport: Transport | None = None,
+        transport: Transport | TransportChoice | None = None,
         anchors: Sequence[Anchor] = (),
         **litellm_kwargs: Any,
     ) -> None:
@@ -82,6 +102,7 @@ class LLMJudge:
         if reasks < 0:
             raise ConfigurationError(f"reasks must be >= 0, got {reasks}")
         self.model = model
+        local = is_local_model(model)
         self.template = get_template(template)
         self.name = name
         self.explanations = bool(explanations)
@@ -95,12 +116,15 @@ class LLMJudge:
             self.template.check_anchor(anchor)
         settings: dict[str, Any] = {
             "retry": retry or RetryPolicy(),
-            "timeout": timeout,
-            "max_concurrency": max_concurrency,
+            "timeout": timeout if timeout is not None else (LOCAL_TIMEOUT_S if local else DEFAULT_TIMEOUT_S),
+            "max_concurrency": (
+                max_concurrency
+                if max_concurrency is not None
+                else (LOCAL_MAX_CONCURRENCY if local else DEFAULT_MAX_CONCURRENCY)
+            ),
             "cache": resolve_cache(cache),
+            "transport": resolve_transport(transport),
         }
-        if transport is not None:
-            settings["transport"] = transport
         self.settings = CallSettings(**settings)
         self.litellm_kwargs = dict(litellm_kwargs)
 

@@ -9,9 +9,10 @@ from dataclasses import dataclass, field, replace
 from .._constants import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S
 from .._errors import ConfigurationError, JudgeCallError
 from ._cache import CallCache
-from ._litellm import CallFailure, LiteLLMTransport, classify
+from ._litellm import CallFailure, classify
 from ._request import ChatRequest, Completion, redact
 from ._retry import RetryPolicy
+from ._routing import AutoTransport
 from ._transport import Transport
 
 
@@ -23,7 +24,7 @@ class CallSettings:
     timeout: float = DEFAULT_TIMEOUT_S
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
     cache: CallCache | None = None
-    transport: Transport = field(default_factory=LiteLLMTransport)
+    transport: Transport = field(default_factory=AutoTransport)
 
     def __post_init__(self) -> None:
         if not self.timeout > 0:

@@ -26,14 +26,20 @@ class ChatRequest:
 
     def cache_key(self) -> str:
         """A digest of everything that determines the answer (model, messages, sampling, endpoint)."""
-        material = {
-            "model": self.model,
-            "messages": self.messages,
-            "params": {k: v for k, v in self.params.items() if k not in TRANSPORT_KWARGS and k not in SECRET_KWARGS},
-            "sample": self.sample,
-        }
-        blob = json.dumps(material, sort_keys=True, default=str, ensure_ascii=False)
-        return hashlib.sha256(blob.encode()).hexdigest()
+        key = self.__dict__.get("_cache_key")  # computed once: a call looks it up, then stores under it
+        if key is None:
+            material = {
+                "model": self.model,
+                "messages": self.messages,
+                "params": {
+                    k: v for k, v in self.params.items() if k not in TRANSPORT_KWARGS and k not in SECRET_KWARGS
+                },
+                "sample": self.sample,
+            }
+            blob = json.dumps(material, sort_keys=True, default=str, ensure_ascii=False)
+            key = hashlib.sha256(blob.encode()).hexdigest()
+            object.__setattr__(self, "_cache_key", key)
+        return key
 
     def with_messages(self, messages: tuple[dict[str, str], ...]) -> ChatRequest:
         return ChatRequest(self.model, messages, self.params, self.sample)

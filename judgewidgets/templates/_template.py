@@ -13,6 +13,7 @@ from .._errors import ConfigurationError
 from ._parse import find_json_object, first_number, match_label
 
 _TAGS = ("question", "response", "reference", "context", "example")
+_SCHEMA_TEXTS: dict[tuple[Any, ...], str] = {}  # schema_text's memo, keyed on every field the schema depends on
 
 
 class Template(BaseModel):
@@ -93,6 +94,14 @@ class Template(BaseModel):
         schema["additionalProperties"] = False
         return schema
 
+    def schema_text(self, explanations: bool) -> str:
+        """The answer schema as compact JSON, memoised: building it takes milliseconds and every prompt shows it."""
+        key = (self.name, tuple(self.choices or ()), self.scale, self.integer, self.score_description, explanations)
+        text = _SCHEMA_TEXTS.get(key)
+        if text is None:
+            text = _SCHEMA_TEXTS[key] = json.dumps(self.json_schema(explanations), separators=(",", ":"))
+        return text
+
     def messages(
         self,
         prompt: str,
@@ -106,7 +115,7 @@ class Template(BaseModel):
 
         `anchors` are human-scored examples shown to the judge so its scale matches theirs (calibration).
         """
-        schema = json.dumps(self.json_schema(explanations), separators=(",", ":"))
+        schema = self.schema_text(explanations)
         system = (
             "You are an impartial, strict judge of answers written by an AI assistant.\n"
             f"{self.instruction.strip()}\n\n"

@@ -1,0 +1,63 @@
+"""Judges for the distributed tests; importable by Ray workers (they unpickle them by reference)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from judgewidgets import Item, Vote
+
+
+class LengthJudge:
+    """A judge that needs no model: the score is the response's length modulo 5, on [0, 1]."""
+
+    weight = 1.0
+
+    def __init__(self, name: str = "length") -> None:
+        self.name = name
+
+    async def ajudge(self, items: Sequence[Item], session: object, progress: object) -> list[Vote]:
+        votes = [Vote(item=i, judge=self.name, score=(len(item.response) % 5) / 4) for i, item in enumerate(items)]
+        progress.advance(len(votes))  # type: ignore[attr-defined]
+        return votes
+
+
+class KillOnceJudge(LengthJudge):
+    """Kills its worker process once, in the shard holding a response that contains `trigger`.
+
+    It first lets the panel's other judges finish their calls and flushes the shared call cache, so the retried
+    shard finds every finished call there. `marker` is created when it strikes, so it strikes only once.
+    """
+
+    def __init__(self, marker: str | Path, trigger: str = "KILL", name: str = "killer") -> None:
+        super().__init__(name)
+        self.marker = str(marker)
+        self.trigger = trigger
+
+    async def ajudge(self, items: Sequence[Item], session: object, progress: object) -> list[Vote]:
+        if any(self.trigger in item.response for item in items):
+            try:
+                os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                pass
+            else:
+                await asyncio.sleep(1.0)  # the other judges' calls finish meanwhile
+                session.flush()  # type: ignore[attr-defined]
+                os._exit(1)
+        return await super().ajudge(items, session, progress)
+
+
+def schema_aware(body: dict) -> str:
+    """A test-server responder: a verdict with an explanation when the schema asks for one, else a likert score."""
+    import json
+
+    from judgewidgets.testing import hashed_score
+
+    schema = (body.get("response_format") or {}).get("json_schema", {}).get("schema", {})
+    if "verdict" in schema.get("properties", {}):
+        text = body["messages"][-1]["content"]
+        verdict = ("correct", "incorrect", "not sure")[sum(map(ord, text)) % 3]
+        return json.dumps({"explanation": f"Because {len(text)} characters.", "verdict": verdict})
+    return hashed_score(1, 5)(body)

@@ -1,0 +1,362 @@
+"""The fast path (direct OpenAI-compatible HTTP) against the loopback server, and its equality with litellm."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import math
+import warnings
+from collections.abc import Iterator
+
+import pandas as pd
+import pytest
+
+import judgewidgets as jw
+from judgewidgets.engine import (
+    AutoTransport,
+    CallSettings,
+    ChatRequest,
+    LiteLLMTransport,
+    OpenAIHTTPTransport,
+    resolve_transport,
+    select_transport,
+)
+from judgewidgets.engine._litellm import CallFailure
+from judgewidgets.testing import FaultPlan, OpenAITestServer, hashed_score, json_score
+
+FAST_RETRY = jw.RetryPolicy(initial_delay=0.01, max_delay=0.05)
+SECRET = "sk-test-secret-fast"
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[OpenAITestServer]:
+    with OpenAITestServer(json_score(4), faults=FaultPlan(hang_seconds=2.0)) as running:
+        yield running
+
+
+def request(server: OpenAITestServer, text: str = "a", **params: object) -> ChatRequest:
+    options: dict[str, object] = {"api_base": server.base_url, "api_key": SECRET, "temperature": 0.0}
+    options.update(params)
+    return ChatRequest("openai/test", ({"role": "user", "content": text},), options)
+
+
+def attempt(server: OpenAITestServer, text: str = "a", timeout: float = 5.0, **params: object) -> object:
+    """One attempt on a fresh transport, in a fresh loop (which closes the transport's session)."""
+    return asyncio.run(OpenAIHTTPTransport().complete(request(server, text, **params), timeout))
+
+
+# --- which path a request takes ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("model", "params", "path"),
+    [
+        ("openai/my-model", {"api_base": "http://127.0.0.1:8000/v1"}, "fast"),
+        ("openai/gpt-4o-mini", {}, "fast"),  # the OpenAI API itself
+        ("hosted_vllm/llama", {"api_base": "http://127.0.0.1:8000/v1", "max_tokens": 5}, "fast"),
+        ("hosted_vllm/llama", {}, "litellm"),  # no base URL: litellm reports it
+        ("anthropic/claude-3-5-haiku-latest", {"api_base": "http://127.0.0.1:8000"}, "litellm"),
+        ("ollama/llama3", {"api_base": "http://127.0.0.1:11434"}, "litellm"),
+        ("local", {}, "litellm"),
+        ("openai/gpt-4o-mini", {"mock_response": "x"}, "litellm"),  # a litellm-only argument
+        ("openai/gpt-4o-mini", {"api_version": "2024-01-01"}, "litellm"),
+    ],
+)
+def test_select_transport(model: str, params: dict, path: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HOSTED_VLLM_API_BASE", raising=False)
+    assert select_transport(model, params) == path
+
+
+def test_bare_openai_model_names_take_the_fast_path() -> None:
+    assert select_transport("gpt-4o-mini", {"temperature": 0.0}) == "fast"
+    assert select_transport("claude-3-5-haiku-latest", {}) == "litellm"
+
+
+def test_transport_option_of_a_judge() -> None:
+    assert isinstance(jw.LLMJudge("openai/x").settings.transport, AutoTransport)
+    assert isinstance(jw.LLMJudge("openai/x", transport="auto").settings.transport, AutoTransport)
+    assert isinstance(jw.LLMJudge("openai/x", transport="litellm").settings.transport, LiteLLMTransport)
+    forced = jw.LLMJudge("openai/x", transport="fast").settings.transport
+    assert isinstance(forced, OpenAIHTTPTransport) and forced.forced
+    custom = LiteLLMTransport()
+    judge = jw.LLMJudge("openai/x", transport=custom)
+    assert judge.settings.transport is custom and judge.with_options(name="b").settings.transport is custom
+    assert isinstance(CallSettings().transport, AutoTransport)
+    with pytest.raises(jw.ConfigurationError, match="transport must be"):
+        resolve_transport("quick")  # type: ignore[arg-type]
+
+
+def test_litellm_global_settings_keep_openai_calls_on_litellm(monkeypatch: pytest.MonkeyPatch) -> None:
+    litellm = pytest.importorskip("litellm")
+    monkeypatch.setattr(litellm, "api_base", "http://127.0.0.1:4000/v1")
+    assert select_transport("openai/gpt-4o-mini", {}) == "litellm"  # the user routed openai/ calls globally
+    assert select_transport("openai/gpt-4o-mini", {"api_base": "http://127.0.0.1:8000/v1"}) == "fast"
+
+
+def test_proxy_from_the_environment(server: OpenAITestServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """HTTP_PROXY is honoured as httpx honours it: the loopback server stands in for the proxy here."""
+    monkeypatch.setenv("HTTP_PROXY", server.url)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    server.reset_stats()
+    req = ChatRequest("openai/test", ({"role": "user", "content": "a"},), {"api_base": "http://judge.invalid:8000/v1"})
+    assert asyncio.run(OpenAIHTTPTransport().complete(req, 5.0)).content
+    assert server.stats.total == 1
+
+
+def test_auto_transport_routes_each_request() -> None:
+    auto = AutoTransport()
+    fast = ChatRequest("openai/x", (), {"api_base": "http://127.0.0.1:1/v1"})
+    assert auto.route(fast) is auto.fast
+    assert auto.route(ChatRequest("anthropic/x", (), {})) is auto.litellm
+    assert auto.route(ChatRequest("openai/x", (), {"mock_response": "y"})) is auto.litellm
+
+
+# --- one attempt -------------------------------------------------------------------------------------------------
+
+
+def test_completion_fields(server: OpenAITestServer) -> None:
+    server.reset_stats()
+    completion = attempt(server, "one two three", logprobs=True, top_logprobs=2)
+    assert completion.content == '{"score": 4, "explanation": "Test explanation."}'
+    assert completion.prompt_tokens == 3 and completion.completion_tokens == 5  # the server counts words
+    assert completion.cost_usd is None and completion.latency_s > 0 and not completion.cached
+    assert completion.logprobs[0].keys() == {"token", "logprob", "top_logprobs"}
+    assert len(completion.logprobs[0]["top_logprobs"]) == 2
+    assert "".join(t["token"] for t in completion.logprobs) == completion.content
+    recorded = server.stats.requests[-1]
+    assert recorded.authorization and recorded.path == "/v1/chat/completions"
+    assert recorded.body["model"] == "test"  # the provider prefix is not sent, as with litellm
+    assert "api_key" not in recorded.body and "api_base" not in recorded.body
+
+
+def test_key_from_the_environment(server: OpenAITestServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
+    server.reset_stats()
+    req = ChatRequest("openai/test", ({"role": "user", "content": "a"},), {"api_base": server.base_url})
+    asyncio.run(OpenAIHTTPTransport().complete(req, 5.0))
+    assert server.stats.requests[-1].authorization
+
+
+@pytest.mark.parametrize(
+    ("directive", "status", "name"),
+    [
+        ("[[fault:429]]", 429, "RateLimitError"),
+        ("[[fault:500]]", 500, "InternalServerError"),
+        ("[[fault:503]]", 503, "ServiceUnavailableError"),
+        ("[[fault:malformed]]", 500, "InternalServerError: malformed response body"),
+    ],
+)
+def test_failures_carry_status_and_name(server: OpenAITestServer, directive: str, status: int, name: str) -> None:
+    with pytest.raises(CallFailure) as caught:
+        attempt(server, f"a {directive}")
+    assert caught.value.status_code == status and str(caught.value).startswith(name)
+    assert SECRET not in str(caught.value)
+
+
+def test_retry_after_is_read_from_the_headers(server: OpenAITestServer) -> None:
+    with pytest.raises(CallFailure) as caught:
+        attempt(server, "a [[fault:429]]")
+    assert caught.value.retry_after == pytest.approx(0.05)
+
+
+def test_timeout_is_a_408(server: OpenAITestServer) -> None:
+    with pytest.raises(CallFailure) as caught:
+        attempt(server, "a [[fault:timeout]]", timeout=0.2)
+    assert caught.value.status_code == 408 and str(caught.value).startswith("Timeout")
+
+
+def test_refused_connection_has_no_status() -> None:
+    req = ChatRequest("openai/test", ({"role": "user", "content": "a"},), {"api_base": "http://127.0.0.1:9/v1"})
+    with pytest.raises(CallFailure) as caught:
+        asyncio.run(OpenAIHTTPTransport().complete(req, 5.0))
+    assert caught.value.status_code is None and str(caught.value).startswith("APIConnectionError")
+
+
+def test_json_fallback_writes_the_same_bytes() -> None:
+    orjson = pytest.importorskip("orjson")
+    body = {
+        "messages": [{"role": "user", "content": 'é ü "q" \\ \n\t\x01 \u2028 😀'}],
+        "model": "m",
+        "temperature": 0.0,
+    }
+    body["top_p"] = 0.7
+    assert orjson.dumps(body) == json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+async def test_body_is_byte_identical_to_litellm_s() -> None:
+    """The fast path sends what the openai SDK under litellm sends, byte for byte."""
+    from aiohttp import web
+
+    bodies: list[bytes] = []
+
+    async def chat(request: web.Request) -> web.Response:
+        bodies.append(await request.read())
+        return web.json_response({"choices": [{"message": {"role": "assistant", "content": "ok"}}], "usage": {}})
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", chat)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        base = f"http://127.0.0.1:{runner.addresses[0][1]}/v1"
+        judge = jw.LLMJudge(
+            "openai/m", template="likert", api_base=base, api_key=SECRET, probability_weighted=True, max_tokens=50
+        )
+        params = judge.request_params()
+        messages = judge.template.messages("q é", "a 😀", explanations=False)
+        req = ChatRequest("openai/m", messages, params)
+        fast = OpenAIHTTPTransport()
+        await fast.complete(req, 5.0)
+        await LiteLLMTransport().complete(req, 5.0)
+        await fast.aclose()
+    finally:
+        await runner.cleanup()
+    assert bodies[0] == bodies[1]
+    assert list(json.loads(bodies[0])) == [
+        "messages",
+        "model",
+        "logprobs",
+        "max_tokens",
+        "response_format",
+        "temperature",
+        "top_logprobs",
+    ]
+
+
+# --- sessions ----------------------------------------------------------------------------------------------------
+
+
+def test_one_session_per_loop_closed_when_the_loop_ends(server: OpenAITestServer) -> None:
+    transport = OpenAIHTTPTransport()
+
+    async def run() -> object:
+        await asyncio.gather(*(transport.complete(request(server, f"x{i}"), 5.0) for i in range(20)))
+        assert len(transport._sessions) == 1
+        return next(iter(transport._sessions.values()))[0]
+
+    gc.collect()  # earlier tests' garbage is not this test's business
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        session = asyncio.run(run())
+        assert session.closed and not transport._sessions  # asyncio.run's shutdown_asyncgens closed it
+        asyncio.run(run())  # a new loop gets a new session
+        del session
+        gc.collect()
+    assert not [w for w in caught if "client session" in str(w.message) or "connector" in str(w.message)]
+
+
+async def test_aclose_and_reopen(server: OpenAITestServer) -> None:
+    transport = OpenAIHTTPTransport()
+    await transport.complete(request(server), 5.0)
+    await transport.aclose()
+    assert not transport._sessions
+    assert (await transport.complete(request(server), 5.0)).content
+    await transport.aclose()
+
+
+def test_sync_calls_reuse_the_background_loop_session(server: OpenAITestServer) -> None:
+    judge = jw.LLMJudge("openai/test", template="likert", api_base=server.base_url, api_key=SECRET, cache=False)
+    assert judge.score(["q"], ["a"], progress=False).scores == [0.75]
+    assert judge.score(["q2"], ["a"], progress=False).scores == [0.75]
+    assert len(judge.settings.transport.fast._sessions) == 1
+
+
+def test_key_never_reaches_results_caches_or_reprs(server: OpenAITestServer, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    cache = jw.CallCache(tmp_path / "calls.sqlite")
+    judge = jw.LLMJudge("openai/test", template="likert", api_base=server.base_url, api_key=SECRET, cache=cache)
+    result = judge.score(["q", "q"], ["a [[fault:500]]", "fine"], progress=False)
+    cache.close()
+    assert SECRET not in repr(judge) and SECRET not in repr(judge.settings.transport)
+    assert SECRET not in result.votes_df.to_csv()
+    assert SECRET.encode() not in (tmp_path / "calls.sqlite").read_bytes()
+
+
+# --- the two paths give the same results -------------------------------------------------------------------------
+
+
+def schema_aware(body: dict) -> str:
+    """A verdict with an explanation when the schema asks for one, else a hashed likert score."""
+    schema = (body.get("response_format") or {}).get("json_schema", {}).get("schema", {})
+    if "verdict" in schema.get("properties", {}):
+        text = body["messages"][-1]["content"]
+        verdict = ("correct", "incorrect", "not sure")[sum(map(ord, text)) % 3]
+        return json.dumps({"explanation": f"Because {len(text)} characters.", "verdict": verdict})
+    return hashed_score(1, 5)(body)
+
+
+PLAN = FaultPlan(rate_limit=0.06, server_error=0.04, overloaded=0.03, malformed=0.03, empty=0.03, seed=11)
+PLAN = PLAN.model_copy(update={"retry_after": 0.01})
+
+
+def equality_panel(base: str, broken: str, transport: str) -> jw.LLMPanel:
+    common = {"api_key": SECRET, "cache": False, "retry": FAST_RETRY, "transport": transport}
+    return jw.LLMPanel(
+        [
+            jw.LLMJudge("openai/likert", template="likert", name="likert", reasks=0, api_base=base, **common),
+            jw.LLMJudge(
+                "openai/weighted",
+                template="likert",
+                name="weighted",
+                probability_weighted=True,
+                api_base=base,
+                **common,
+            ),
+            jw.LLMJudge(
+                "openai/tfu",
+                template="true_false_uncertain",
+                name="explained",
+                explanations=True,
+                api_base=base,
+                max_tokens=64,
+                **common,
+            ),
+            jw.LLMJudge("openai/down", template="likert", name="down", api_base=broken, **common),
+        ]
+    )
+
+
+def normalised_votes(result: jw.PanelResult) -> pd.DataFrame:
+    """The votes without latency; an infrastructure error keeps its category and failure name (litellm prefixes
+    its own wording, the fast path gives the server's message), a parse error stays whole."""
+    votes = result.votes.drop(columns=["latency_s"])
+    votes["attempts"] = [v.attempts for v in result.vote_list]
+    errors = [v.error for v in result.vote_list]
+    votes["error"] = [e if e is None or e.startswith("parse:") else ":".join(e.split(":")[:2]) for e in errors]
+    return votes
+
+
+def run_both(items: int) -> tuple[jw.PanelResult, jw.PanelResult]:
+    prompts = [f"Question {i}?" for i in range(items)]
+    responses = [f"Answer {i}." for i in range(items)]
+    responses[1] = "Answer [[fault:500]]"  # fails on every attempt, for every judge
+    responses[2] = "Answer [[reply:not json at all]]"  # unreadable: a parse error, or re-asked and answered
+    results = []
+    for transport in ("litellm", "auto"):
+        # A fresh server per path: the fault draws depend on the request bytes and how often each was seen.
+        with (
+            OpenAITestServer(schema_aware, faults=PLAN) as live,
+            OpenAITestServer(faults=FaultPlan(server_error=1.0)) as broken,
+        ):
+            panel = equality_panel(live.base_url, broken.base_url, transport)
+            results.append(panel.score(prompts, responses, progress=False))
+    return results[0], results[1]
+
+
+def test_both_paths_give_identical_dataframes() -> None:
+    slow, fast = run_both(40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the always-failing judge leaves aggregates over fewer judges
+        fast_df = fast.to_df()
+        pd.testing.assert_frame_equal(slow.to_df(), fast_df)
+    pd.testing.assert_frame_equal(normalised_votes(slow), normalised_votes(fast))
+    votes = normalised_votes(fast)
+    assert (votes.loc[votes.judge == "down", "error"] == "infrastructure: InternalServerError").all()
+    assert votes.loc[votes.judge == "weighted", "score"].dropna().map(lambda s: not (s * 4).is_integer()).any()
+    assert votes.loc[(votes.item == 2) & (votes.judge == "likert"), "error"].str.startswith("parse:").all()
+    assert fast_df["explained_explanation"].str.startswith("Because").sum() > 30
+    assert (votes["attempts"] > 1).sum() > 10  # the fault plan was exercised, and identically
+    assert votes["prompt_tokens"].notna().sum() > 100 and not math.isnan(votes["score"].sum())
