@@ -14,7 +14,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
 
-pytestmark = [pytest.mark.notebooks, pytest.mark.local_model]
+pytestmark = [
+    pytest.mark.notebooks,
+    pytest.mark.local_model,
+    pytest.mark.skipif(
+        os.environ.get("JUDGEWIDGETS_NOTEBOOK_TESTS") != "1",
+        reason="builds a fresh Binder environment and runs every notebook (~30 min); set JUDGEWIDGETS_NOTEBOOK_TESTS=1",
+    ),
+]
 
 
 @pytest.fixture(scope="module")
@@ -33,13 +40,6 @@ def binder_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
     subprocess.run([bin_dir / "pip", "install", "-q", "-r", ROOT / "binder" / "requirements.txt"], check=True, env=env)
     subprocess.run(["bash", ROOT / "binder" / "postBuild"], check=True, env=env, cwd=ROOT)
     return env_dir
-
-
-def test_binder_files_are_complete() -> None:
-    assert (ROOT / "binder" / "requirements.txt").exists() and os.access(ROOT / "binder" / "postBuild", os.X_OK)
-    assert "quickstart.ipynb" in NOTEBOOKS and len(NOTEBOOKS) >= 6
-    readme = (ROOT / "README.md").read_text()
-    assert "mybinder.org/badge_logo.svg" in readme and "notebooks/quickstart.ipynb" in readme
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS)
