@@ -12,7 +12,7 @@ import os as _os
 # litellm fetches its model cost map from the network at import unless told otherwise; never let it.
 _os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from . import agreement, aspects, pairwise, pipeline, sequential, templates
+from . import agreement, aspects, distributed, pairwise, pipeline, sequential, templates
 from ._errors import (
     ConfigurationError,
     InputError,
@@ -139,6 +139,7 @@ __all__ = [
     "agreement",
     "aspects",
     "bradley_terry",
+    "distributed",
     "elo",
     "load_example",
     "load_ipython_extension",
