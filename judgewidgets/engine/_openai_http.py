@@ -24,7 +24,7 @@ from typing import Any
 
 from .._version import __version__
 from ._litellm import CallFailure, cost_of, is_local_model
-from ._request import Completion
+from ._request import ChatRequest, Completion
 
 try:  # orjson is optional: ~3x faster than json for these bodies, and byte-identical for them
     import orjson
@@ -287,7 +287,7 @@ class OpenAIHTTPTransport:
 
     # -- one attempt ------------------------------------------------------------------------------------------
 
-    async def complete(self, request: Any, timeout: float) -> Completion:
+    async def complete(self, request: ChatRequest, timeout: float) -> Completion:
         params = request.params
         endpoint = openai_endpoint(request.model, params, forced=self.forced)
         if endpoint is None:
@@ -300,9 +300,9 @@ class OpenAIHTTPTransport:
         if extra:
             body.update(extra)
         headers: dict[str, str] | None = None
-        key = params.get("api_key") or (os.environ.get(endpoint.key_env) if endpoint.key_env else None)
-        if key:
-            headers = {"Authorization": f"Bearer {key}"}
+        api_key = params.get("api_key") or (os.environ.get(endpoint.key_env) if endpoint.key_env else None)
+        if api_key:
+            headers = {"Authorization": f"Bearer {api_key}"}
         extra_headers = params.get("extra_headers") or params.get("headers")
         if extra_headers:
             headers = {**(headers or {}), **extra_headers}

@@ -33,6 +33,12 @@ def cluster() -> Iterator[None]:
     os.environ["RAY_worker_niceness"] = "0"  # noqa: SIM112 -- Ray reads this exact name; its nice 15 starves workers
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_REPO, saved["PYTHONPATH"]) if p)  # workers import tests.*
     temp = tempfile.mkdtemp(prefix="jwray-", dir="/tmp")  # short: Ray's unix socket paths must stay < 108 bytes
+    # Ray swaps 127.0.0.1 for the machine's address unless it runs in its single-machine mode (the one it uses
+    # on macOS and Windows, `RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`): that mode keeps the cluster on loopback.
+    import ray._private.ray_constants as ray_constants
+
+    multi_node = ray_constants.ENABLE_RAY_CLUSTER
+    ray_constants.ENABLE_RAY_CLUSTER = False
     error: Exception | None = None
     for _ in range(_STARTS):
         try:
@@ -49,12 +55,14 @@ def cluster() -> Iterator[None]:
             error = exc
             ray.shutdown()
     else:
+        ray_constants.ENABLE_RAY_CLUSTER = multi_node
         shutil.rmtree(temp, ignore_errors=True)
         pytest.skip(f"could not start a local Ray cluster in {_STARTS} tries: {error}")
     try:
         yield
     finally:
         ray.shutdown()
+        ray_constants.ENABLE_RAY_CLUSTER = multi_node
         shutil.rmtree(temp, ignore_errors=True)
         for key, value in saved.items():
             if value is None:
