@@ -1,6 +1,6 @@
 """Writes the tutorial notebooks from the cell lists below (run it after editing; the .ipynb files are committed).
 
-    python notebooks/build_notebooks.py
+python notebooks/build_notebooks.py
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ embedded judge (`model="local"`, Qwen2.5-Coder-1.5B-Instruct running in-process)
 (a few seconds); each judgment then takes a few seconds on a laptop CPU.
 """),
         code("""
-import judgewidgets as jw
 %load_ext judgewidgets
+import judgewidgets as jw
 
 examples = jw.load_example()   # 8 factual questions, each with a good and a bad answer
 examples
@@ -115,8 +115,8 @@ Templates, weights, explanations, custom judges, consensus and the disagreement 
 judge.
 """),
         code("""
-import judgewidgets as jw
 %load_ext judgewidgets
+import judgewidgets as jw
 
 examples = jw.load_example()
 prompts, responses = examples["prompt"], examples["response"]
@@ -211,9 +211,8 @@ Grade answers against weighted criteria — binary (met / unmet), ordinal (order
 shuffled per judge (seeded) against position bias.
 """),
         code("""
-import judgewidgets as jw
 %load_ext judgewidgets
-import pandas as pd
+import judgewidgets as jw
 
 rubric = jw.Rubric.from_yaml('''
 - name: correct
@@ -300,9 +299,10 @@ Which of two answers is better? The judge sees both orders, so a preference for 
 the verdict. Tournaments rank many candidates, and Bradley–Terry ratings come with bootstrap intervals.
 """),
         code("""
-import judgewidgets as jw
 %load_ext judgewidgets
 import pandas as pd
+
+import judgewidgets as jw
 
 judge = jw.PairwiseJudge("local")
 r = judge.compare("What is the capital of Australia?", "Canberra.", "Sydney.")
@@ -369,8 +369,8 @@ d = R / (3K), where R is the scale's range and K the precision you ask for. The 
 coverage under this optional stopping (the original z-based rule covers only ~90 % at a nominal 95 %).
 """),
         code("""
-import judgewidgets as jw
 %load_ext judgewidgets
+import judgewidgets as jw
 
 jw.sequential.expected_samples(1.0, scale=(1, 10), K=9, alpha=0.10)   # the seed's 25
 """),
@@ -412,9 +412,10 @@ Should you trust a judge? Measure how it agrees with people and with other judge
 examples, and send the items it is unsure about to a human.
 """),
         code("""
-import judgewidgets as jw
 %load_ext judgewidgets
 import pandas as pd
+
+import judgewidgets as jw
 
 pandalm = pd.read_json("data/pandalm_testset.jsonl", lines=True)   # Wang et al., 2023 (Apache-2.0)
 humans = pandalm[["annotator1", "annotator2", "annotator3"]]

@@ -13,8 +13,10 @@ pytestmark = pytest.mark.local_model
 def test_local_panel_separates_good_from_bad_answers() -> None:
     examples = jw.load_example().iloc[[0, 1, 2, 3]].reset_index(drop=True)  # good, bad, good, bad
     panel = jw.LLMPanel(
-        [jw.LLMJudge("local", template="likert", name="likert", probability_weighted=True),
-         jw.LLMJudge("local", template="true_false", name="verdict")]
+        [
+            jw.LLMJudge("local", template="likert", name="likert", probability_weighted=True),
+            jw.LLMJudge("local", template="true_false", name="verdict"),
+        ]
     )
     result = panel.score(examples["prompt"], examples["response"], progress=False)
     df = result.to_df()
