@@ -29,12 +29,11 @@ os.environ.setdefault("RAY_worker_niceness", "0")
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
 import pandas as pd
+from _bench import bench_panel
 
 import judgewidgets as jw
 from judgewidgets import distributed
 from judgewidgets.testing import OpenAITestServer
-
-MODEL = "openai/bench-judge"
 
 ESTIMATE = """
 Paper estimate: 100 Ray workers, each a node with 8 GPUs serving an 8B judge with vLLM (no GPU measured here).
@@ -79,20 +78,7 @@ def start_ray(temp: str) -> object:
 
 
 def panel(base_url: str, concurrency: int) -> jw.LLMPanel:
-    return jw.LLMPanel(
-        [
-            jw.LLMJudge(
-                MODEL,
-                name=name,
-                template="likert",
-                api_base=base_url,
-                api_key="sk-bench",
-                cache=False,
-                max_concurrency=concurrency,
-            )
-            for name in ("judge_a", "judge_b", "judge_c")
-        ]
-    )
+    return bench_panel(base_url, concurrency)
 
 
 def table(n: int) -> pd.DataFrame:

@@ -24,15 +24,13 @@ import os
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from _bench import JUDGES, Run, bench_panel, items, litellm_call
+
 import judgewidgets as jw
 from judgewidgets.testing import OpenAITestServer
-
-MODEL = "openai/bench-judge"
-JUDGES = ("judge_a", "judge_b", "judge_c")
 
 
 def server_cpu_s() -> float:
@@ -53,31 +51,6 @@ def server_cpu_s() -> float:
     return total
 
 
-@dataclass
-class Run:
-    name: str
-    calls: int
-    wall_s: float
-    cpu_s: float
-    server_cpu_s: float = 0.0
-
-    @property
-    def calls_per_s(self) -> float:
-        return self.calls / self.wall_s
-
-    @property
-    def cpu_ms_per_call(self) -> float:
-        return 1000 * self.cpu_s / self.calls
-
-    @property
-    def server_busy(self) -> float:
-        return self.server_cpu_s / self.wall_s
-
-
-def items(n: int) -> tuple[list[str], list[str]]:
-    return [f"Question {i}: what is {i} + {i}?" for i in range(n)], [f"The answer is {2 * i}." for i in range(n)]
-
-
 async def timed(name: str, calls: int, work: Callable[[], Awaitable[object]]) -> Run:
     server, cpu, wall = server_cpu_s(), time.process_time(), time.perf_counter()
     await work()
@@ -86,23 +59,7 @@ async def timed(name: str, calls: int, work: Callable[[], Awaitable[object]]) ->
 
 
 async def bare_litellm(base_url: str, n: int, concurrency: int) -> Run:
-    import litellm
-
-    template = jw.templates.LIKERT
-    limit = asyncio.Semaphore(concurrency)
-
-    async def call(prompt: str, response: str) -> str:
-        async with limit:
-            reply = await litellm.acompletion(
-                model=MODEL,
-                messages=list(template.messages(prompt, response)),
-                api_base=base_url,
-                api_key="sk-bench",
-                temperature=0.0,
-                num_retries=0,
-                max_retries=0,
-            )
-            return reply.choices[0].message.content
+    call = litellm_call(base_url, concurrency)
 
     def batch(k: int) -> Awaitable[object]:
         prompts, responses = items(k)
@@ -207,21 +164,7 @@ async def lean_http(host: str, port: int, n: int, concurrency: int) -> Run:
 
 
 async def our_panel(base_url: str, n: int, concurrency: int, transport: str, name: str) -> tuple[Run, jw.PanelResult]:
-    panel = jw.LLMPanel(
-        [
-            jw.LLMJudge(
-                MODEL,
-                name=judge,
-                template="likert",
-                api_base=base_url,
-                api_key="sk-bench",
-                cache=False,
-                max_concurrency=concurrency,
-                transport=transport,  # type: ignore[arg-type]
-            )
-            for judge in JUDGES
-        ]
-    )
+    panel = bench_panel(base_url, concurrency, transport=transport)
     prompts, responses = items(n)
     await panel.ascore(prompts[:50], responses[:50], progress=False)  # warm up
     result: list[jw.PanelResult] = []

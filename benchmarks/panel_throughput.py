@@ -16,59 +16,19 @@ import os
 import sys
 import time
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from _bench import Run, bench_panel, items, litellm_call
+
 import judgewidgets as jw
 from judgewidgets.testing import FaultPlan, OpenAITestServer
 
-MODEL = "openai/bench-judge"
-
-
-@dataclass
-class Run:
-    name: str
-    calls: int
-    wall_s: float
-    cpu_s: float
-
-    @property
-    def calls_per_s(self) -> float:
-        return self.calls / self.wall_s
-
-    @property
-    def cpu_ms_per_call(self) -> float:
-        return 1000 * self.cpu_s / self.calls
-
-
-def items(n: int) -> tuple[list[str], list[str]]:
-    prompts = [f"Question {i}: what is {i} + {i}?" for i in range(n)]
-    responses = [f"The answer is {2 * i}." for i in range(n)]
-    return prompts, responses
-
 
 async def bare_litellm(base_url: str, n: int, judges: int, concurrency: int) -> Run:
-    import litellm
-
-    template = jw.templates.LIKERT
+    call = litellm_call(base_url, concurrency)
     prompts, responses = items(n)
-    limit = asyncio.Semaphore(concurrency)
-
-    async def call(prompt: str, response: str) -> str:
-        async with limit:
-            reply = await litellm.acompletion(
-                model=MODEL,
-                messages=list(template.messages(prompt, response)),
-                api_base=base_url,
-                api_key="sk-bench",
-                temperature=0.0,
-                num_retries=0,
-                max_retries=0,
-            )
-            return reply.choices[0].message.content
-
     await asyncio.gather(*(call(p, r) for p, r in zip(prompts[:50], responses[:50])))  # warm up
     cpu, wall = time.process_time(), time.perf_counter()
     await asyncio.gather(*(call(p, r) for _ in range(judges) for p, r in zip(prompts, responses)))
@@ -76,20 +36,9 @@ async def bare_litellm(base_url: str, n: int, judges: int, concurrency: int) -> 
 
 
 def panel(base_url: str, concurrency: int) -> jw.LLMPanel:
-    return jw.LLMPanel(
-        [
-            jw.LLMJudge(
-                MODEL,
-                name=name,
-                template="likert",
-                api_base=base_url,
-                api_key="sk-bench",
-                cache=False,
-                max_concurrency=concurrency,
-                retry=jw.RetryPolicy(initial_delay=0.05, max_retries=3),
-            )
-            for name in ("judge_a", "judge_b", "judge_c")
-        ]
+    # Engine overhead is measured on the litellm path (the fast path has its own benchmark, fast_transport.py).
+    return bench_panel(
+        base_url, concurrency, transport="litellm", retry=jw.RetryPolicy(initial_delay=0.05, max_retries=3)
     )
 
 
@@ -99,7 +48,7 @@ async def judgewidgets_panel(base_url: str, n: int, concurrency: int) -> tuple[R
     await bench_panel.ascore(prompts[:50], responses[:50], progress=False)  # warm up
     cpu, wall = time.process_time(), time.perf_counter()
     result = await bench_panel.ascore(prompts, responses, progress=False)
-    run = Run("judgewidgets LLMPanel (3 judges)", n * 3, time.perf_counter() - wall, time.process_time() - cpu)
+    run = Run("judgewidgets LLMPanel on litellm", n * 3, time.perf_counter() - wall, time.process_time() - cpu)
     return run, result
 
 
@@ -139,6 +88,7 @@ def main() -> int:
     faults = FaultPlan(rate_limit=share * 2, server_error=share, overloaded=share, malformed=share, seed=7)
     with OpenAITestServer(latency=args.latency, faults=faults, spawn=True) as server:
         faulty, faulty_result = asyncio.run(judgewidgets_panel(server.base_url, args.items, args.concurrency))
+        faulty.name = f"  same, {args.fault_rate:.0%} faults"
         injected = server.stats.faults_total if hasattr(server.stats, "faults_total") else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
