@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._errors import InputError
 from .._review import ReviewPolicy
 from ._explorer import _score
 
@@ -36,12 +37,21 @@ class ReviewQueueModel:
     """Flagged items one at a time; human labels; each judge's agreement with those labels.
 
     A judge "passes" an item when its score is at least `pass_threshold`; agreement is the share of labelled
-    items where that matches the human's pass/fail label, with Cohen's κ.
+    items where that matches the human's pass/fail label, with Cohen's κ. `result` is a panel, rubric or
+    pairwise result (flagged by `policy`), or the DataFrame of an `EvaluationPipeline` run, which carries its
+    own flags (`needs_human_review`, `review_reasons`) and whose stages are the judges.
     """
 
     def __init__(self, result: Any, policy: ReviewPolicy | None = None, pass_threshold: float = 0.5) -> None:
         self.result = result
-        self.flags = result.review(policy or ReviewPolicy())
+        if _is_pipeline_frame(result):
+            if policy is not None:
+                raise InputError("a pipeline result is already flagged by its own rules: pass no ReviewPolicy")
+            self.stages = [c[: -len("_error")] for c in result.columns if c.endswith("_error")]
+            self.flags = result.assign(needs_review=result["needs_human_review"].astype(bool))
+        else:
+            self.stages = []
+            self.flags = result.review(policy or ReviewPolicy())
         self.queue = self.flags.index[self.flags["needs_review"]].tolist()
         self.position = 0
         self.labels: dict[int, str] = {}
@@ -49,6 +59,8 @@ class ReviewQueueModel:
         self.judge_scores = self._judge_scores()
 
     def _judge_scores(self) -> pd.DataFrame:
+        if self.stages:
+            return self.result[self.stages].astype(float)
         if hasattr(self.result, "scores"):
             return self.result.scores()
         return pd.DataFrame([r.judge_scores for r in self.result.reports]).astype(float)
@@ -68,6 +80,16 @@ class ReviewQueueModel:
 
     def views(self, item: int) -> pd.DataFrame:
         """Each judge's score (and explanation where available) on one item."""
+        if self.stages:
+            row = self.result.loc[item]
+            return pd.DataFrame(
+                {
+                    "judge": self.stages,
+                    "score": [row[s] for s in self.stages],
+                    "explanation": [_text(row[f"{s}_detail"]) for s in self.stages],
+                    "error": [_text(row[f"{s}_error"]) or None for s in self.stages],
+                }
+            )
         if hasattr(self.result, "votes") and isinstance(self.result.votes, pd.DataFrame):
             votes = self.result.votes
             return votes[votes["item"] == item][["judge", "score", "explanation", "error"]].reset_index(drop=True)
@@ -96,6 +118,14 @@ class ReviewQueueModel:
                 kappa = float("nan")
             rows.append({"judge": judge, "labelled": len(pairs), "agreement": agree, "kappa": kappa})
         return pd.DataFrame(rows)
+
+
+def _is_pipeline_frame(result: Any) -> bool:
+    return isinstance(result, pd.DataFrame) and {"needs_human_review", "review_reasons"} <= set(result.columns)
+
+
+def _text(value: Any) -> str:
+    return "" if value is None or (isinstance(value, float) and np.isnan(value)) else str(value)
 
 
 class ReviewQueue:

@@ -2,13 +2,10 @@
 
 Labels: 0 tie, 1 response 1 better, 2 response 2 better. The PandaLM paper (Wang et al., 2023) reports pairwise
 Cohen's κ of 0.85 (annotators 1–2), 0.88 (1–3) and 0.86 (2–3), and a majority-label distribution of 105 ties,
-422 for response 1 and 472 for response 2. The file is read from ../shared/datasets, never copied into the repo.
+422 for response 1 and 472 for response 2. The data is the repository's licensed copy (tests/datasets.py).
 """
 
 from __future__ import annotations
-
-import json
-from pathlib import Path
 
 import krippendorff
 import numpy as np
@@ -19,8 +16,8 @@ from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
 from judgewidgets.agreement import agreement_report, cohen_kappa, fleiss_kappa, judge_vs_truth, krippendorff_alpha
+from tests.datasets import pandalm_testset
 
-TESTSET = Path(__file__).parents[2].parent / "shared" / "datasets" / "pandalm" / "testset-v1.json"
 ANNOTATORS = ["annotator1", "annotator2", "annotator3"]
 PUBLISHED_KAPPA = {
     ("annotator1", "annotator2"): 0.85,
@@ -33,10 +30,7 @@ TOL = 1e-9
 
 @pytest.fixture(scope="module")
 def ratings() -> pd.DataFrame:
-    if not TESTSET.exists():
-        pytest.skip(f"PandaLM test set not found at {TESTSET} (it lives outside the repo, in ../shared/datasets)")
-    records = json.loads(TESTSET.read_text(encoding="utf-8"))
-    frame = pd.DataFrame(records)[ANNOTATORS]
+    frame = pd.DataFrame(pandalm_testset())[ANNOTATORS]
     return frame.apply(lambda column: column.astype(str).astype(int))  # labels are "0"/"1"/"2" or 0/1/2
 
 

@@ -5,11 +5,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from pathlib import Path
 
 from tests.fakes import ScriptedTransport, user_text
-
-DATASETS = Path(__file__).parents[2].parent / "shared" / "datasets"
 
 
 def slots(request) -> tuple[str, str]:  # type: ignore[no-untyped-def]

@@ -1,4 +1,3 @@
-import json
 import re
 
 import numpy as np
@@ -7,16 +6,13 @@ import pytest
 
 import judgewidgets as jw
 from judgewidgets.pairwise import PairwiseJudge, flips_by_gap, position_bias
+from tests.datasets import llmbar_natural
 from tests.fakes import ScriptedTransport, user_text
-from tests.pairwise.helpers import DATASETS, answer, slots
-
-NATURAL = DATASETS / "llmbar" / "Natural.json"
+from tests.pairwise.helpers import answer, slots
 
 
 def test_llmbar_natural_recovers_a_planted_first_slot_bias() -> None:
-    if not NATURAL.exists():
-        pytest.skip(f"LLMBar data not found at {NATURAL}")
-    pairs = json.loads(NATURAL.read_text())
+    pairs = llmbar_natural()
     biased = {i for i in range(len(pairs)) if i % 10 < 3}  # 30 pairs where the judge always takes slot A
     by_question = {p["input"]: (i, p) for i, p in enumerate(pairs)}
 

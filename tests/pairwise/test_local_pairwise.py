@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 import pytest
 
 from judgewidgets._errors import LocalModelError
 from judgewidgets.pairwise import PairwiseJudge, position_bias
-from tests.pairwise.helpers import DATASETS
+from tests.datasets import llmbar_natural
 
 pytest.importorskip("xllamacpp")
 try:
@@ -20,13 +18,10 @@ except LocalModelError:
     pytest.skip("the embedded judge's weights are not installed", allow_module_level=True)
 
 pytestmark = pytest.mark.local_model
-NATURAL = DATASETS / "llmbar" / "Natural.json"
 
 
 def test_local_judge_on_a_natural_slice_reports_accuracy_and_consistency() -> None:
-    if not NATURAL.exists():
-        pytest.skip(f"LLMBar data not found at {NATURAL}")
-    pairs = json.loads(NATURAL.read_text())
+    pairs = llmbar_natural()
     shortest = sorted(pairs, key=lambda p: len(p["input"] + p["output_1"] + p["output_2"]))[:2]
     frame = pd.DataFrame(
         {

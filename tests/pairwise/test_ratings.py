@@ -7,17 +7,14 @@ import pytest
 
 import judgewidgets as jw
 from judgewidgets.pairwise import BradleyTerry, bradley_terry, elo, kendall_tau, win_rate
-from tests.pairwise.helpers import DATASETS
+from tests.datasets import arena_hard_battles
 
-BATTLES = DATASETS / "arena-hard" / "arena_hard_battles.jsonl"
 BASELINE = "claude-3-haiku-20240307"
 
 
 @pytest.fixture(scope="module")
 def battles() -> pd.DataFrame:
-    if not BATTLES.exists():
-        pytest.skip(f"Arena-Hard battles not found at {BATTLES}")
-    return pd.read_json(BATTLES, lines=True)
+    return arena_hard_battles()
 
 
 def logistic_regression_strengths(battles: pd.DataFrame) -> dict[str, float]:

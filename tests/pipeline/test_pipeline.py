@@ -271,3 +271,26 @@ def test_bad_stages_raise() -> None:
     with pytest.raises(jw.ConfigurationError, match="non-empty"):
         EvaluationPipeline({})
     assert isinstance(EvaluationPipeline({"r": jw.Rubric([jw.Criterion("x")])}).stages["r"], RubricStage)
+
+
+def test_pipeline_result_feeds_the_review_queue() -> None:
+    from judgewidgets.jupyter import ReviewQueueModel
+
+    pipeline = EvaluationPipeline(
+        judges={"quality": likert({"Paris.": 5, "5.": 1}), "correctness": likert({"Paris.": 4, "5.": None})},
+        min_score=0.5,
+    )
+    df = pipeline.run(PROMPTS, RESPONSES, progress=False)
+    model = ReviewQueueModel(df)
+    assert model.queue == [1]  # low score and a failed stage
+    views = model.views(1).set_index("judge")
+    assert list(views.index) == ["quality", "correctness"]
+    assert views.loc["quality", "score"] == 0.0 and math.isnan(views.loc["correctness", "score"])
+    assert "provider down" in views.loc["correctness", "error"]
+    model.label(1, "fail")
+    agreement = model.agreement().set_index("judge")
+    assert agreement.loc["quality", "agreement"] == 1.0 and agreement.loc["correctness", "labelled"] == 0
+    queue = jw.ReviewQueue(df)
+    assert "1 of 1 flagged" in queue.card.value and "correctness failed" in queue.card.value
+    with pytest.raises(jw.InputError, match="already flagged"):
+        ReviewQueueModel(df, jw.ReviewPolicy())
