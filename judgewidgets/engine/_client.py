@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
 
 from .._constants import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S
@@ -37,12 +38,25 @@ class CallSettings:
 
 
 class CallSession:
-    """Shared by every call of one run: the per-model concurrency limits live here, not in a global."""
+    """Shared by every call of one run: the per-model concurrency limits live here, not in a global.
+
+    So do the run's transports: judges whose transports are configured alike (each judge of a panel builds its
+    own) send their calls through the first of them the run used, so they share its connections, and the pool
+    to a server holds as many as the concurrency limit allows rather than that many per judge.
+    """
 
     def __init__(self, rng: random.Random | None = None) -> None:
         self._limits: dict[str, asyncio.Semaphore] = {}
+        self._transports: dict[Hashable, Transport] = {}
         self._rng = rng or random.Random()
         self.caches: set[CallCache] = set()
+
+    def transport(self, transport: Transport) -> Transport:
+        """The transport this run sends `transport`'s calls through: the first alike one it used, else itself."""
+        key = getattr(transport, "share_key", None)
+        if key is None:
+            return transport
+        return self._transports.setdefault(key, transport)
 
     def _limit(self, model: str, size: int) -> asyncio.Semaphore:
         limit = self._limits.get(model)
@@ -66,10 +80,11 @@ class CallSession:
 
     async def _attempts(self, request: ChatRequest, settings: CallSettings, secrets: list[str]) -> Completion:
         policy = settings.retry
+        transport = self.transport(settings.transport)
         attempt = 0
         while True:
             try:
-                completion = await settings.transport.complete(request, settings.timeout)
+                completion = await transport.complete(request, settings.timeout)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:

@@ -1,4 +1,4 @@
-"""The fast path: OpenAI-compatible chat completions over one pooled aiohttp session per event loop.
+"""The fast path: OpenAI-compatible chat completions over a keep-alive connection pool per event loop.
 
 litellm spends milliseconds of CPU per call building and validating response objects; at a few thousand calls
 per second against a vLLM/SGLang/llama.cpp server the client, not the server, becomes the limit. This transport
@@ -12,18 +12,20 @@ never kept, logged or put into a message.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import threading
+import ssl
 import time
-import weakref
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
+from .._errors import ConfigurationError
 from .._version import __version__
+from ._aiohttp_client import AiohttpClient
+from ._http_pool import HTTPPool
 from ._litellm import CallFailure, cost_of, is_local_model
+from ._per_loop import PerLoop
 from ._request import ChatRequest, Completion
 
 try:  # orjson is optional: ~3x faster than json for these bodies, and byte-identical for them
@@ -41,7 +43,7 @@ except ImportError:  # pragma: no cover - exercised where orjson is not installe
 
     _loads = json.loads
 
-__all__ = ["BODY_KWARGS", "ROUTING_KWARGS", "OpenAIHTTPTransport", "openai_endpoint"]
+__all__ = ["BODY_KWARGS", "ROUTING_KWARGS", "HTTPClientChoice", "OpenAIHTTPTransport", "openai_endpoint"]
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 
@@ -97,6 +99,11 @@ _ERROR_NAMES = {
     503: "ServiceUnavailableError",
 }
 _MAX_MESSAGE = 500
+_HEADERS = {
+    "Accept": "application/json",
+    "Content-Type": "application/json",
+    "User-Agent": f"judgewidgets/{__version__}",
+}
 
 
 @lru_cache(maxsize=512)
@@ -124,6 +131,11 @@ class Endpoint:
     model: str
     key_env: str | None
     proxy: str | None = None  # from HTTP(S)_PROXY / NO_PROXY, as httpx (under litellm) reads them
+
+    @property
+    def direct(self) -> bool:
+        """Whether judgewidgets' own HTTP/1.1 client can carry it: http(s), no proxy, no credentials in the URL."""
+        return self.proxy is None and self.url.scheme in ("http", "https") and self.url.user is None
 
 
 def openai_endpoint(model: str, params: Mapping[str, Any], *, forced: bool = False) -> Endpoint | None:
@@ -254,33 +266,43 @@ def _logprobs_of(logprobs: Any) -> list[dict[str, Any]] | None:
     ]
 
 
+HTTPClientChoice = Literal["http11", "aiohttp"]
+
+
 class OpenAIHTTPTransport:
     """Sends a ChatRequest straight to an OpenAI-compatible `POST {api_base}/chat/completions` (one attempt).
 
-    One aiohttp session per event loop, opened lazily in the running loop and closed when that loop shuts
-    down (`asyncio.run` and friends) or by `aclose()`. Its pool has no connection cap of its own: the engine's
-    per-model concurrency limit bounds the requests in flight, so the pool keeps exactly as many keep-alive
-    connections as the concurrency uses. `forced=True` sends any model here (`transport="fast"`).
+    `client="http11"` (the default) uses judgewidgets' own keep-alive HTTP/1.1 pool (`HTTPPool`), which costs a
+    fraction of aiohttp's CPU per call; a request that goes through a proxy from the environment takes aiohttp
+    instead. `client="aiohttp"` sends everything through one pooled aiohttp session. Either way there is one
+    client per event loop, opened lazily in the running loop and closed when that loop shuts down (`asyncio.run`
+    and friends) or by `aclose()`; neither caps its connections, since the engine's per-model concurrency limit
+    bounds the requests in flight. `forced=True` sends any model here (`transport="fast"`).
     """
 
     name = "openai-http"
 
-    def __init__(self, *, forced: bool = False, keepalive_s: float = 30.0) -> None:
+    def __init__(self, *, forced: bool = False, keepalive_s: float = 30.0, client: HTTPClientChoice = "http11") -> None:
+        if client not in ("http11", "aiohttp"):
+            raise ConfigurationError(f"client must be 'http11' or 'aiohttp', got {client!r}")
         self.forced = forced
         self.keepalive_s = keepalive_s
-        self._lock = threading.Lock()
-        # loop → (session, the async generator that closes it when the loop shuts down)
-        self._sessions: dict[asyncio.AbstractEventLoop, tuple[Any, AsyncIterator[None]]] = {}
-        self._current: tuple[asyncio.AbstractEventLoop | None, Any] = (None, None)  # one read is thread-safe
-        self._timeouts: dict[float, Any] = {}
-        weakref.finalize(self, _close_all, self._sessions)
+        self.client = client
+        self._pools: PerLoop[HTTPPool] = PerLoop(self._open_pool)
+        self._sessions: PerLoop[AiohttpClient] = PerLoop(self._open_session)
+
+    @property
+    def share_key(self) -> Hashable:
+        """Transports with equal keys behave alike, so a run may send one's calls through the other's pool."""
+        return (type(self), self.forced, self.keepalive_s, self.client)
 
     def __repr__(self) -> str:
-        return f"OpenAIHTTPTransport(forced={self.forced})"
+        client = "" if self.client == "http11" else f", client={self.client!r}"
+        return f"OpenAIHTTPTransport(forced={self.forced}{client})"
 
     def __getstate__(self) -> dict[str, Any]:
-        # Sessions belong to this process's loops; a copy (a Ray worker, a subprocess) opens its own.
-        return {"forced": self.forced, "keepalive_s": self.keepalive_s}
+        # Connections belong to this process's loops; a copy (a Ray worker, a subprocess) opens its own.
+        return {"forced": self.forced, "keepalive_s": self.keepalive_s, "client": self.client}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(**state)  # type: ignore[misc]
@@ -306,120 +328,40 @@ class OpenAIHTTPTransport:
         extra_headers = params.get("extra_headers") or params.get("headers")
         if extra_headers:
             headers = {**(headers or {}), **extra_headers}
-        current = self._current  # one read: another thread's loop may swap it
-        if current[0] is asyncio.get_running_loop() and not current[1].closed:
-            session = current[1]
-        else:
-            session = await self._session()
+        data = _dumps(body)
         started = time.perf_counter()
         try:
-            response = await session.post(
-                endpoint.url, data=_dumps(body), headers=headers, timeout=self._timeout(timeout), proxy=endpoint.proxy
-            )
-            try:
-                raw = await response.read()
-            finally:
-                response.release()
-            if response.status >= 400:
-                raise http_failure(response.status, raw, response.headers)
+            if self.client == "http11" and endpoint.direct:
+                pool = self._pools.current() or await self._pools.get()
+                response = await pool.post(endpoint.url, data, headers, timeout=timeout)
+            else:
+                session = self._sessions.current() or await self._sessions.get()
+                response = await session.post(endpoint.url, data, headers, timeout=timeout, proxy=endpoint.proxy)
         except (asyncio.TimeoutError, TimeoutError):
             raise CallFailure(f"Timeout: no answer within {timeout:g} s", 408) from None
-        except CallFailure:
-            raise
-        except Exception as exc:  # aiohttp.ClientError and OSError: the connection failed or dropped
+        except ssl.SSLError as exc:  # a certificate that does not verify, a failed handshake: as httpx reports it
             raise CallFailure(f"APIConnectionError: {type(exc).__name__}: {exc}"[:2000], None) from None
-        return parse_completion(request.model, raw, time.perf_counter() - started)
+        except ValueError as exc:  # a header with a line break or outside latin-1
+            raise CallFailure(f"BadRequestError: {exc}"[:2000], 400) from None
+        except Exception as exc:  # ConnectionError, OSError, aiohttp.ClientError: the connection failed or dropped
+            raise CallFailure(f"APIConnectionError: {type(exc).__name__}: {exc}"[:2000], None) from None
+        if response.status >= 400:
+            raise http_failure(response.status, response.body, response.headers)
+        return parse_completion(request.model, response.body, time.perf_counter() - started)
 
-    def _timeout(self, seconds: float) -> Any:
-        timeout = self._timeouts.get(seconds)
-        if timeout is None:
-            import aiohttp
+    # -- clients ----------------------------------------------------------------------------------------------
 
-            timeout = self._timeouts[seconds] = aiohttp.ClientTimeout(total=seconds)
-        return timeout
+    def _open_pool(self) -> HTTPPool:
+        return HTTPPool({**_HEADERS, "Accept-Encoding": "gzip, deflate"}, keepalive_s=self.keepalive_s)
 
-    # -- sessions ---------------------------------------------------------------------------------------------
+    def _open_session(self) -> AiohttpClient:
+        return AiohttpClient(_HEADERS, keepalive_s=self.keepalive_s)
 
-    async def _session(self) -> Any:
-        loop = asyncio.get_running_loop()
-        current = self._current
-        if current[0] is loop and not current[1].closed:
-            return current[1]
-        with self._lock:
-            for other in [other for other in self._sessions if other.is_closed()]:
-                _close_now(self._sessions.pop(other)[0])
-            entry = self._sessions.get(loop)
-            fresh = entry is None or entry[0].closed
-            if fresh:
-                session = self._open()
-                entry = self._sessions[loop] = (session, _close_at_shutdown(session, self._sessions, loop))
-        if fresh:
-            # Its first step registers the generator with this loop's asyncgen hooks, so the loop's
-            # `shutdown_asyncgens()` (which `asyncio.run` calls) closes the session while the loop still runs.
-            await entry[1].__anext__()
-        self._current = (loop, entry[0])
-        return entry[0]
-
-    def _open(self) -> Any:
-        import aiohttp
-
-        connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=self.keepalive_s, ttl_dns_cache=300)
-        return aiohttp.ClientSession(
-            connector=connector,
-            cookie_jar=aiohttp.DummyCookieJar(),
-            headers={
-                "Accept": "application/json",
-                "Content-Type": "application/json",
-                "User-Agent": f"judgewidgets/{__version__}",
-            },
-        )
+    def clients(self) -> list[HTTPPool | AiohttpClient]:
+        """The open clients of every event loop (for inspection and tests)."""
+        return [*self._pools.clients(), *self._sessions.clients()]
 
     async def aclose(self) -> None:
-        """Close this event loop's session (a later call in this loop opens a new one)."""
-        loop = asyncio.get_running_loop()
-        with self._lock:
-            entry = self._sessions.pop(loop, None)
-        if self._current[0] is loop:
-            self._current = (None, None)
-        if entry is not None:
-            await entry[0].close()
-            await entry[1].aclose()  # type: ignore[attr-defined]
-
-
-async def _close_at_shutdown(
-    session: Any, sessions: dict[asyncio.AbstractEventLoop, Any], loop: asyncio.AbstractEventLoop
-) -> AsyncIterator[None]:
-    try:
-        yield
-    finally:
-        sessions.pop(loop, None)
-        if not session.closed:
-            await session.close()
-
-
-def _close_now(session: Any) -> None:
-    """Close a session whose loop is gone, without a loop (its connector drops its sockets at once)."""
-    with contextlib.suppress(Exception):
-        if not session.closed and session.connector is not None:
-            session.connector.close()
-
-
-def _close_all(sessions: dict[asyncio.AbstractEventLoop, Any]) -> None:
-    """When the transport goes away: close its sessions, in their own loops when those still run."""
-    for loop, (session, _) in list(sessions.items()):
-        if loop.is_closed() or not loop.is_running():
-            _close_now(session)
-        else:
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(_schedule_close, session)
-    sessions.clear()
-
-
-_closing: set[asyncio.Task[None]] = set()  # close tasks in flight (the loop keeps only weak references)
-
-
-def _schedule_close(session: Any) -> None:
-    if not session.closed:
-        task = asyncio.ensure_future(session.close())
-        _closing.add(task)
-        task.add_done_callback(_closing.discard)
+        """Close this event loop's clients (a later call in this loop opens new ones)."""
+        await self._pools.aclose()
+        await self._sessions.aclose()

@@ -8,7 +8,7 @@ carrying litellm-only arguments such as `mock_response`) goes through litellm.
 
 from __future__ import annotations
 
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine, Hashable, Mapping
 from typing import Any, Literal
 
 from .._errors import ConfigurationError
@@ -48,6 +48,13 @@ class AutoTransport:
 
     def __repr__(self) -> str:
         return "AutoTransport()"
+
+    @property
+    def share_key(self) -> Hashable | None:
+        """Equal for AutoTransports built alike from the shipped transports (see `CallSession.transport`)."""
+        if type(self.fast) is not OpenAIHTTPTransport or type(self.litellm) is not LiteLLMTransport:
+            return None
+        return (type(self), self.fast.share_key)
 
     def route(self, request: ChatRequest) -> Transport:
         """The transport this request takes."""

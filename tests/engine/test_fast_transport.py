@@ -22,6 +22,7 @@ from judgewidgets.engine import (
     resolve_transport,
     select_transport,
 )
+from judgewidgets.engine._http_pool import HTTPPool
 from judgewidgets.engine._litellm import CallFailure
 from judgewidgets.testing import FaultPlan, OpenAITestServer, hashed_score, json_score
 
@@ -41,9 +42,15 @@ def request(server: OpenAITestServer, text: str = "a", **params: object) -> Chat
     return ChatRequest("openai/test", ({"role": "user", "content": text},), options)
 
 
-def attempt(server: OpenAITestServer, text: str = "a", timeout: float = 5.0, **params: object) -> object:
-    """One attempt on a fresh transport, in a fresh loop (which closes the transport's session)."""
-    return asyncio.run(OpenAIHTTPTransport().complete(request(server, text, **params), timeout))
+CLIENTS = ["http11", "aiohttp"]
+
+
+def attempt(
+    server: OpenAITestServer, text: str = "a", timeout: float = 5.0, client: str = "http11", **params: object
+) -> object:
+    """One attempt on a fresh transport, in a fresh loop (which closes the transport's clients)."""
+    transport = OpenAIHTTPTransport(client=client)  # type: ignore[arg-type]
+    return asyncio.run(transport.complete(request(server, text, **params), timeout))
 
 
 # --- which path a request takes ------------------------------------------------------------------------------
@@ -116,9 +123,10 @@ def test_auto_transport_routes_each_request() -> None:
 # --- one attempt -------------------------------------------------------------------------------------------------
 
 
-def test_completion_fields(server: OpenAITestServer) -> None:
+@pytest.mark.parametrize("client", CLIENTS)
+def test_completion_fields(server: OpenAITestServer, client: str) -> None:
     server.reset_stats()
-    completion = attempt(server, "one two three", logprobs=True, top_logprobs=2)
+    completion = attempt(server, "one two three", client=client, logprobs=True, top_logprobs=2)
     assert completion.content == '{"score": 4, "explanation": "Test explanation."}'
     assert completion.prompt_tokens == 3 and completion.completion_tokens == 5  # the server counts words
     assert completion.cost_usd is None and completion.latency_s > 0 and not completion.cached
@@ -148,29 +156,35 @@ def test_key_from_the_environment(server: OpenAITestServer, monkeypatch: pytest.
         ("[[fault:malformed]]", 500, "InternalServerError: malformed response body"),
     ],
 )
-def test_failures_carry_status_and_name(server: OpenAITestServer, directive: str, status: int, name: str) -> None:
+@pytest.mark.parametrize("client", CLIENTS)
+def test_failures_carry_status_and_name(
+    server: OpenAITestServer, directive: str, status: int, name: str, client: str
+) -> None:
     with pytest.raises(CallFailure) as caught:
-        attempt(server, f"a {directive}")
+        attempt(server, f"a {directive}", client=client)
     assert caught.value.status_code == status and str(caught.value).startswith(name)
     assert SECRET not in str(caught.value)
 
 
-def test_retry_after_is_read_from_the_headers(server: OpenAITestServer) -> None:
+@pytest.mark.parametrize("client", CLIENTS)
+def test_retry_after_is_read_from_the_headers(server: OpenAITestServer, client: str) -> None:
     with pytest.raises(CallFailure) as caught:
-        attempt(server, "a [[fault:429]]")
+        attempt(server, "a [[fault:429]]", client=client)
     assert caught.value.retry_after == pytest.approx(0.05)
 
 
-def test_timeout_is_a_408(server: OpenAITestServer) -> None:
+@pytest.mark.parametrize("client", CLIENTS)
+def test_timeout_is_a_408(server: OpenAITestServer, client: str) -> None:
     with pytest.raises(CallFailure) as caught:
-        attempt(server, "a [[fault:timeout]]", timeout=0.2)
+        attempt(server, "a [[fault:timeout]]", timeout=0.2, client=client)
     assert caught.value.status_code == 408 and str(caught.value).startswith("Timeout")
 
 
-def test_refused_connection_has_no_status() -> None:
+@pytest.mark.parametrize("client", CLIENTS)
+def test_refused_connection_has_no_status(client: str) -> None:
     req = ChatRequest("openai/test", ({"role": "user", "content": "a"},), {"api_base": "http://127.0.0.1:9/v1"})
     with pytest.raises(CallFailure) as caught:
-        asyncio.run(OpenAIHTTPTransport().complete(req, 5.0))
+        asyncio.run(OpenAIHTTPTransport(client=client).complete(req, 5.0))  # type: ignore[arg-type]
     assert caught.value.status_code is None and str(caught.value).startswith("APIConnectionError")
 
 
@@ -230,39 +244,79 @@ async def test_body_is_byte_identical_to_litellm_s() -> None:
 # --- sessions ----------------------------------------------------------------------------------------------------
 
 
-def test_one_session_per_loop_closed_when_the_loop_ends(server: OpenAITestServer) -> None:
-    transport = OpenAIHTTPTransport()
+@pytest.mark.parametrize("client", CLIENTS)
+def test_one_client_per_loop_closed_when_the_loop_ends(server: OpenAITestServer, client: str) -> None:
+    transport = OpenAIHTTPTransport(client=client)  # type: ignore[arg-type]
 
     async def run() -> object:
         await asyncio.gather(*(transport.complete(request(server, f"x{i}"), 5.0) for i in range(20)))
-        assert len(transport._sessions) == 1
-        return next(iter(transport._sessions.values()))[0]
+        assert len(transport.clients()) == 1
+        return transport.clients()[0]
 
     gc.collect()  # earlier tests' garbage is not this test's business
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ResourceWarning)
-        session = asyncio.run(run())
-        assert session.closed and not transport._sessions  # asyncio.run's shutdown_asyncgens closed it
-        asyncio.run(run())  # a new loop gets a new session
-        del session
+        opened = asyncio.run(run())
+        assert opened.closed and not transport.clients()  # asyncio.run's shutdown_asyncgens closed it
+        asyncio.run(run())  # a new loop gets a new client
+        del opened
         gc.collect()
-    assert not [w for w in caught if "client session" in str(w.message) or "connector" in str(w.message)]
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning) or "session" in str(w.message)]
 
 
-async def test_aclose_and_reopen(server: OpenAITestServer) -> None:
-    transport = OpenAIHTTPTransport()
+@pytest.mark.parametrize("client", CLIENTS)
+async def test_aclose_and_reopen(server: OpenAITestServer, client: str) -> None:
+    transport = OpenAIHTTPTransport(client=client)  # type: ignore[arg-type]
     await transport.complete(request(server), 5.0)
     await transport.aclose()
-    assert not transport._sessions
+    assert not transport.clients()
     assert (await transport.complete(request(server), 5.0)).content
     await transport.aclose()
 
 
-def test_sync_calls_reuse_the_background_loop_session(server: OpenAITestServer) -> None:
+def test_pool_connections_stay_within_the_concurrency_limit(server: OpenAITestServer) -> None:
+    judge = jw.LLMJudge(
+        "openai/test", template="likert", api_base=server.base_url, api_key=SECRET, cache=False, max_concurrency=4
+    )
+    result = judge.score([f"q{i}" for i in range(40)], ["a"] * 40, progress=False)
+    assert result.scores == [0.75] * 40
+    (pool,) = judge.settings.transport.fast.clients()
+    assert isinstance(pool, HTTPPool) and 1 <= pool.connections <= 4
+
+
+def test_proxied_requests_take_aiohttp(server: OpenAITestServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HTTP_PROXY", server.url)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    transport = OpenAIHTTPTransport()
+    req = ChatRequest("openai/test", ({"role": "user", "content": "a"},), {"api_base": "http://judge.invalid:8000/v1"})
+
+    async def run() -> list[str]:
+        await transport.complete(req, 5.0)
+        return [type(client).__name__ for client in transport.clients()]
+
+    assert asyncio.run(run()) == ["AiohttpClient"]
+
+
+def test_unknown_client_is_refused() -> None:
+    with pytest.raises(jw.ConfigurationError, match="client must be"):
+        OpenAIHTTPTransport(client="curl")  # type: ignore[arg-type]
+
+
+def test_transport_pickles_without_its_connections(server: OpenAITestServer) -> None:
+    import pickle
+
+    transport = OpenAIHTTPTransport(forced=True, client="aiohttp")
+    asyncio.run(transport.complete(request(server), 5.0))
+    copy = pickle.loads(pickle.dumps(transport))
+    assert (copy.forced, copy.client, copy.clients()) == (True, "aiohttp", [])
+
+
+def test_sync_calls_reuse_the_background_loop_client(server: OpenAITestServer) -> None:
     judge = jw.LLMJudge("openai/test", template="likert", api_base=server.base_url, api_key=SECRET, cache=False)
     assert judge.score(["q"], ["a"], progress=False).scores == [0.75]
     assert judge.score(["q2"], ["a"], progress=False).scores == [0.75]
-    assert len(judge.settings.transport.fast._sessions) == 1
+    assert len(judge.settings.transport.fast.clients()) == 1
 
 
 def test_key_never_reaches_results_caches_or_reprs(server: OpenAITestServer, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -288,12 +342,39 @@ def schema_aware(body: dict) -> str:
     return hashed_score(1, 5)(body)
 
 
-PLAN = FaultPlan(rate_limit=0.06, server_error=0.04, overloaded=0.03, malformed=0.03, empty=0.03, seed=11)
-PLAN = PLAN.model_copy(update={"retry_after": 0.01})
+# Every fault the test server injects: 429 with retry-after, 500, 503, malformed JSON, empty completions, and
+# requests that hang past the judges' timeout (each path times out, retries, and gets a fresh draw).
+PLAN = FaultPlan(
+    rate_limit=0.06,
+    server_error=0.04,
+    overloaded=0.03,
+    malformed=0.03,
+    empty=0.03,
+    timeout=0.02,
+    seed=11,
+    retry_after=0.01,
+    hang_seconds=3.0,
+)
+EQUALITY_TIMEOUT = 2.0  # generous: litellm spends ~5 ms of CPU per call, and CI machines are busy
+PATHS = ("litellm", "fast (http11)", "fast (aiohttp)")
 
 
-def equality_panel(base: str, broken: str, transport: str) -> jw.LLMPanel:
-    common = {"api_key": SECRET, "cache": False, "retry": FAST_RETRY, "transport": transport}
+def transport_of(path: str) -> str | AutoTransport:
+    if path == "litellm":
+        return "litellm"
+    if path == "fast (http11)":
+        return "auto"
+    return AutoTransport(fast=OpenAIHTTPTransport(client="aiohttp"))
+
+
+def equality_panel(base: str, broken: str, transport: str | AutoTransport) -> jw.LLMPanel:
+    common = {
+        "api_key": SECRET,
+        "cache": False,
+        "retry": FAST_RETRY,
+        "transport": transport,
+        "timeout": EQUALITY_TIMEOUT,
+    }
     return jw.LLMPanel(
         [
             jw.LLMJudge("openai/likert", template="likert", name="likert", reasks=0, api_base=base, **common),
@@ -329,34 +410,51 @@ def normalised_votes(result: jw.PanelResult) -> pd.DataFrame:
     return votes
 
 
-def run_both(items: int) -> tuple[jw.PanelResult, jw.PanelResult]:
+def run_paths(items: int) -> dict[str, jw.PanelResult]:
     prompts = [f"Question {i}?" for i in range(items)]
     responses = [f"Answer {i}." for i in range(items)]
     responses[1] = "Answer [[fault:500]]"  # fails on every attempt, for every judge
     responses[2] = "Answer [[reply:not json at all]]"  # unreadable: a parse error, or re-asked and answered
-    results = []
-    for transport in ("litellm", "auto"):
+    responses[3] = "Answer [[fault:timeout]]"  # hangs on every attempt: timed out three times, then recorded
+    results = {}
+    for path in PATHS:
         # A fresh server per path: the fault draws depend on the request bytes and how often each was seen.
         with (
             OpenAITestServer(schema_aware, faults=PLAN) as live,
             OpenAITestServer(faults=FaultPlan(server_error=1.0)) as broken,
         ):
-            panel = equality_panel(live.base_url, broken.base_url, transport)
-            results.append(panel.score(prompts, responses, progress=False))
-    return results[0], results[1]
+            panel = equality_panel(live.base_url, broken.base_url, transport_of(path))
+            results[path] = panel.score(prompts, responses, progress=False)
+    return results
 
 
-def test_both_paths_give_identical_dataframes() -> None:
-    slow, fast = run_both(40)
+@pytest.fixture(scope="module")
+def results() -> dict[str, jw.PanelResult]:
+    return run_paths(40)
+
+
+@pytest.mark.parametrize("path", PATHS[1:])
+def test_both_paths_give_identical_dataframes(results: dict[str, jw.PanelResult], path: str) -> None:
+    slow, fast = results["litellm"], results[path]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the always-failing judge leaves aggregates over fewer judges
         fast_df = fast.to_df()
         pd.testing.assert_frame_equal(slow.to_df(), fast_df)
     pd.testing.assert_frame_equal(normalised_votes(slow), normalised_votes(fast))
+
+
+def test_the_equality_run_exercised_every_fault(results: dict[str, jw.PanelResult]) -> None:
+    fast = results["fast (http11)"]
     votes = normalised_votes(fast)
-    assert (votes.loc[votes.judge == "down", "error"] == "infrastructure: InternalServerError").all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fast_df = fast.to_df()
+    down = votes.loc[(votes.judge == "down") & (votes.item != 3), "error"]  # item 3 hangs there too
+    assert (down == "infrastructure: InternalServerError").all()
     assert votes.loc[votes.judge == "weighted", "score"].dropna().map(lambda s: not (s * 4).is_integer()).any()
     assert votes.loc[(votes.item == 2) & (votes.judge == "likert"), "error"].str.startswith("parse:").all()
+    hung = votes.loc[votes.item == 3]
+    assert (hung["error"] == "infrastructure: Timeout").all() and (hung["attempts"] == 3).all()
     assert fast_df["explained_explanation"].str.startswith("Because").sum() > 30
     assert (votes["attempts"] > 1).sum() > 10  # the fault plan was exercised, and identically
     assert votes["prompt_tokens"].notna().sum() > 100 and not math.isnan(votes["score"].sum())
