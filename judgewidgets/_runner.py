@@ -6,7 +6,10 @@ to start inside either. Two strategies are offered:
 - ``"thread"`` (the default): a private event loop on one background daemon thread runs the coroutine and the
   caller's thread waits for it. It patches nothing, so it works under uvloop too, and because the loop lives as
   long as the process, clients that litellm caches per loop stay valid across calls. A kernel interrupt
-  (KeyboardInterrupt) cancels the running work and is re-raised.
+  (KeyboardInterrupt) cancels the running work and is re-raised. The private loop is a uvloop loop when uvloop
+  is installed (`pip install 'judgewidgets[fast]'`): against a fast inference server the client's CPU per call
+  sets the pace, and uvloop's event loop (libuv, in C) spends less of it than asyncio's.
+  `JUDGEWIDGETS_EVENT_LOOP=asyncio` keeps asyncio's loop.
 - ``"nest_asyncio"``: patch the caller's running asyncio loop with nest_asyncio and run the coroutine on it.
   Useful when the coroutine must run on the caller's own loop (objects bound to it); impossible under uvloop,
   which cannot be patched.
@@ -17,6 +20,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import importlib.util
+import os
 import threading
 from collections.abc import Coroutine
 from typing import Any, Literal, TypeVar
@@ -26,13 +31,40 @@ from ._errors import ConfigurationError
 T = TypeVar("T")
 
 SyncStrategy = Literal["thread", "nest_asyncio"]
+EventLoopKind = Literal["uvloop", "asyncio"]
+
+EVENT_LOOP_ENV = "JUDGEWIDGETS_EVENT_LOOP"
+
+
+def private_loop_kind() -> EventLoopKind:
+    """The kind of loop the private thread runs: `JUDGEWIDGETS_EVENT_LOOP` ('uvloop' or 'asyncio') when set,
+    else uvloop when it is installed, else asyncio's own."""
+    wanted = os.environ.get(EVENT_LOOP_ENV, "").strip().lower()
+    if wanted not in ("", "uvloop", "asyncio"):
+        raise ConfigurationError(f"{EVENT_LOOP_ENV} must be 'uvloop' or 'asyncio', got {wanted!r}")
+    if wanted == "asyncio":
+        return "asyncio"
+    if importlib.util.find_spec("uvloop") is not None:
+        return "uvloop"
+    if wanted == "uvloop":
+        raise ConfigurationError(f"{EVENT_LOOP_ENV}=uvloop needs uvloop: pip install 'judgewidgets[fast]'")
+    return "asyncio"
+
+
+def new_event_loop(kind: EventLoopKind) -> asyncio.AbstractEventLoop:
+    """A new event loop of that kind."""
+    if kind == "uvloop":
+        import uvloop
+
+        return uvloop.new_event_loop()
+    return asyncio.new_event_loop()
 
 
 class _LoopThread:
     """One event loop running forever on a daemon thread; the process-wide home of sync calls."""
 
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
+    def __init__(self, kind: EventLoopKind = "asyncio") -> None:
+        self.loop = new_event_loop(kind)
         self.thread = threading.Thread(target=self._serve, name="judgewidgets-loop", daemon=True)
         self.thread.start()
 
@@ -69,7 +101,7 @@ def _background_loop() -> _LoopThread:
     global _loop_thread
     with _loop_thread_lock:
         if _loop_thread is None or not _loop_thread.thread.is_alive():
-            _loop_thread = _LoopThread()
+            _loop_thread = _LoopThread(private_loop_kind())
         return _loop_thread
 
 

@@ -11,6 +11,10 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# The network guard below patches Python's socket module, which uvloop's own sockets bypass: so the sync facade's
+# private loop stays on asyncio's loop in tests. tests/test_runner.py runs it on uvloop against loopback, and the
+# fast path's HTTP client is tested on both loops.
+os.environ.setdefault("JUDGEWIDGETS_EVENT_LOOP", "asyncio")
 # The assembled embedded model (1.1 GB) stays in the real user cache while call caches move per test.
 from judgewidgets._paths import MODEL_DIR_ENV, model_dir
 

@@ -1,9 +1,11 @@
 import asyncio
+import importlib.util
 
 import pytest
 
 import judgewidgets as jw
 from judgewidgets._runner import run_sync
+from judgewidgets.testing import fixed
 
 
 async def answer() -> int:
@@ -71,3 +73,43 @@ def test_exceptions_propagate() -> None:
 def test_unknown_strategy() -> None:
     with pytest.raises(jw.ConfigurationError, match="unknown sync strategy"):
         run_sync(answer(), strategy="magic")  # type: ignore[arg-type]
+
+
+def test_private_loop_kind(monkeypatch: pytest.MonkeyPatch) -> None:
+    from judgewidgets._runner import EVENT_LOOP_ENV, private_loop_kind
+
+    monkeypatch.delenv(EVENT_LOOP_ENV, raising=False)
+    installed = importlib.util.find_spec("uvloop") is not None
+    assert private_loop_kind() == ("uvloop" if installed else "asyncio")
+    monkeypatch.setenv(EVENT_LOOP_ENV, "asyncio")
+    assert private_loop_kind() == "asyncio"
+    monkeypatch.setenv(EVENT_LOOP_ENV, "trio")
+    with pytest.raises(jw.ConfigurationError, match=EVENT_LOOP_ENV):
+        private_loop_kind()
+
+
+def test_private_uvloop_thread_runs_a_panel() -> None:
+    """What `panel.score()` does where uvloop is installed: the panel runs on the private uvloop loop."""
+    pytest.importorskip("uvloop")
+    from judgewidgets._runner import _LoopThread
+    from judgewidgets.testing import OpenAITestServer
+
+    async def on_which_loop() -> str:
+        return type(asyncio.get_running_loop()).__module__
+
+    thread = _LoopThread("uvloop")
+    try:
+        assert thread.run(on_which_loop()).startswith("uvloop")
+        with OpenAITestServer(fixed('{"score": 5}')) as server:
+            panel = jw.LLMPanel(
+                [
+                    jw.LLMJudge("openai/a", template="likert", api_base=server.base_url, api_key="sk-t", cache=False),
+                    jw.LLMJudge("openai/b", template="likert", api_base=server.base_url, api_key="sk-t", cache=False),
+                ]
+            )
+            for _ in range(2):  # the second run reuses the first run's connections on the same loop
+                result = thread.run(panel.ascore(["q"] * 20, ["a"] * 20, progress=False))
+                assert result.to_df()["avg"].tolist() == [1.0] * 20
+    finally:
+        thread.loop.call_soon_threadsafe(thread.loop.stop)
+        thread.thread.join(5)
