@@ -80,6 +80,9 @@ class Dimension(BaseModel):
         empty = [k for k, v in levels.items() if not isinstance(v, str) or not v.strip()]
         if empty:
             raise ConfigurationError(f"{where}: levels {sorted(empty)} need a non-empty description")
+        described = [v.strip().lower() for v in levels.values()]
+        if len(set(described)) < len(described):
+            raise ConfigurationError(f"{where}: two levels share a description; each level needs its own")
         if description is not None and (not isinstance(description, str) or not description.strip()):
             raise ConfigurationError(f"{where}: description must be non-empty text or None")
         ordered = {k: levels[k].strip() for k in sorted(levels, reverse=True)}
@@ -98,8 +101,10 @@ class Dimension(BaseModel):
         return (level - self.min_level) / (self.max_level - self.min_level)
 
     def label(self, level: int) -> str:
-        """The option label the judge sees for a level."""
-        return f"Level {level}: {self.levels[level]}"
+        """The option label the judge sees for a level: its description alone. A "Level 5: ..." label under
+        option number 2 invites a small judge to answer 5 (the level) where the schema asks for the option's
+        number; measured with the embedded judge, it did so on most dimensions once options were shuffled."""
+        return self.levels[level]
 
     def to_criterion(self) -> Criterion:
         """This dimension as an ordinal criterion, one option per level (highest first)."""

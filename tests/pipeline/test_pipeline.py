@@ -162,8 +162,8 @@ def test_leveled_rubric_stage_scores_its_graded_percentage() -> None:
     levels = {5: "Right", 3: "Partly", 1: "Wrong"}
 
     def reply(request, attempt):  # type: ignore[no-untyped-def]
-        shown = dict(re.findall(r"^(\d+)\. Level (\d+):", request.messages[0]["content"], re.M))
-        return json.dumps({"selected_option": int({v: k for k, v in shown.items()}["3"]), "explanation": "."})
+        shown = dict(re.findall(r"^(\d+)\. (.+)$", request.messages[0]["content"], re.M))
+        return json.dumps({"selected_option": int({v: k for k, v in shown.items()}["Partly"]), "explanation": "."})
 
     rubric = LeveledRubric([Dimension("accuracy", 1, levels)])
     stage = RubricStage(rubric, jw.LLMJudge("openai/m", structured_output=True, transport=ScriptedTransport(reply)))

@@ -23,15 +23,25 @@ def dimension_of(request) -> str:  # type: ignore[no-untyped-def]
     return re.search(r"^Criterion: (\w+)", request.messages[0]["content"], re.M).group(1)
 
 
+DESCRIPTIONS = {d.levels[k]: k for d in LeveledRubric.rag_quality().dimensions for k in d.levels} | {
+    v: k for k, v in LEVELS.items()
+}
+
+
 def level_picker(levels: dict[str, int | None], fail: set[str] = frozenset()):  # type: ignore[no-untyped-def]
-    """A fake judge picking a level per dimension (None: the NA option), by the number the option is shown under."""
+    """A fake judge picking a level per dimension (None: the NA option), by the number the option is shown under
+    (options show the level's description, never its number)."""
 
     def reply(request, attempt):  # type: ignore[no-untyped-def]
         system = request.messages[0]["content"]
         name = dimension_of(request)
         if name in fail:
             raise CallFailure("bad request", status_code=400)
-        shown = {int(level): int(n) for n, level in re.findall(r"^(\d+)\. Level (\d+):", system, re.M)}
+        shown = {
+            DESCRIPTIONS[text]: int(n)
+            for n, text in re.findall(r"^(\d+)\. (.+)$", system, re.M)
+            if text in DESCRIPTIONS
+        }
         na = re.search(r"^(\d+)\. Cannot assess", system, re.M)
         pick = shown[levels[name]] if levels[name] is not None else int(na.group(1))
         return json.dumps({"selected_option": pick, "explanation": f"{name} is level {levels[name]}"})
@@ -50,9 +60,9 @@ def test_dimension_maps_onto_an_ordinal_criterion() -> None:
     assert criterion.scale_type == "ordinal" and criterion.weight == 0.3 and criterion.name == "accuracy"
     assert criterion.requirement == "accuracy: Is it correct?"
     assert [(o.label, o.value) for o in criterion.options] == [
-        ("Level 5: Right", 1.0),
-        ("Level 3: Partly", 0.5),
-        ("Level 1: Wrong", 0.0),
+        ("Right", 1.0),
+        ("Partly", 0.5),
+        ("Wrong", 0.0),
     ]
     rubric = LeveledRubric([dimension, Dimension("clarity", 0.7, {0: "Unclear", 2: "Clear"})])
     assert isinstance(rubric.rubric, jw.Rubric) and rubric.rubric.names == ["accuracy", "clarity"]
@@ -180,6 +190,7 @@ def test_criterion_grader_shows_context_to_judges() -> None:
         (lambda: Dimension("a", -0.5, LEVELS), "negative"),
         (lambda: Dimension("a", math.inf, LEVELS), "finite"),
         (lambda: Dimension("a", 1, {5: "x", 1: " "}), "non-empty"),
+        (lambda: Dimension("a", 1, {5: "Good", 1: "good "}), "share a description"),
         (lambda: Dimension("", 1, LEVELS), "name"),
         (lambda: LeveledRubric([Dimension("a", 0, LEVELS), Dimension("b", 0, LEVELS)]), "sum to 0"),
         (lambda: LeveledRubric([]), "at least one"),
