@@ -150,8 +150,7 @@ class HTTPPool:
                 timer.cancel()
                 busy.discard(conn)
             if conn.reusable and not self.closed:
-                conn.idle_since = loop.time()
-                self._idle.setdefault(target.origin, []).append(conn)
+                self._checkin(target.origin, conn, loop.time())
             return response
 
     def _header_block(self, headers: Mapping[str, str]) -> bytes:
@@ -160,6 +159,18 @@ class HTTPPool:
         merged = {k: v for k, v in self._defaults.items() if k.lower() not in {n.lower() for n in headers}}
         merged.update(headers)
         return header_lines(merged)
+
+    def _checkin(self, origin: tuple[str, str, int], conn: HTTPConnection, now: float) -> None:
+        """Back on top of the idle stack; the oldest idle connection goes when it has outlived `keepalive_s`
+        (after a burst, the connections it opened close one by one instead of lingering)."""
+        conn.idle_since = now
+        stack = self._idle.get(origin)
+        if stack is None:
+            stack = self._idle[origin] = []
+        stack.append(conn)
+        oldest = stack[0]
+        if oldest is not conn and (not oldest.usable or now - oldest.idle_since >= self.keepalive_s):
+            stack.pop(0).close()
 
     def _checkout(self, origin: tuple[str, str, int], now: float) -> HTTPConnection | None:
         """The most recently used idle connection to `origin` that is still open and fresh, or None."""

@@ -493,6 +493,26 @@ def test_idle_connections_older_than_keepalive_are_not_used(run: Callable[[Scena
     run(scenario)
 
 
+def test_connections_a_burst_opened_close_once_idle_too_long(run: Callable[[Scenario], None]) -> None:
+    async def scenario(serve: Serve) -> None:
+        async def reply(seen: Seen, writer: asyncio.StreamWriter) -> bool:
+            await asyncio.sleep(0.02)
+            writer.write(answer(b"{}"))
+            return True
+
+        server = await serve(reply)
+        pool = HTTPPool(keepalive_s=0.2)
+        await asyncio.gather(*(pool.post(server.url, b"x", timeout=5) for _ in range(8)))
+        assert pool.connections == 8
+        for _ in range(14):  # a trickle keeps the newest connection fresh; the others outlive keepalive_s
+            await pool.post(server.url, b"x", timeout=5)
+            await asyncio.sleep(0.03)
+        assert pool.connections == 1
+        await pool.aclose()
+
+    run(scenario)
+
+
 # --- timeouts and cancellation ---------------------------------------------------------------------------------
 
 
