@@ -388,8 +388,11 @@ def test_idle_connection_closed_by_the_server_is_replaced(run: Callable[[Scenari
         server = await serve(reply)
         pool = HTTPPool()
         await pool.post(server.url, b"x", timeout=5)
-        await asyncio.sleep(0.05)  # the close reaches the pool while the connection is idle
-        assert pool.connections == 0 or all(c.closed for s in pool._idle.values() for c in s)
+        for _ in range(200):  # the close reaches the pool while the connection is idle
+            if all(c.closed for stack in pool._idle.values() for c in stack):
+                break
+            await asyncio.sleep(0.01)
+        assert all(c.closed for stack in pool._idle.values() for c in stack)
         assert (await pool.post(server.url, b"x", timeout=5)).status == 200
         assert server.connections == 2 and len(server.seen) == 2
         await pool.aclose()
@@ -481,11 +484,11 @@ def test_idle_connections_older_than_keepalive_are_not_used(run: Callable[[Scena
             return True
 
         server = await serve(reply)
-        pool = HTTPPool(keepalive_s=0.05)
+        pool = HTTPPool(keepalive_s=1.0)
         await pool.post(server.url, b"x", timeout=5)
         await pool.post(server.url, b"x", timeout=5)
         assert server.connections == 1
-        await asyncio.sleep(0.1)
+        await asyncio.sleep(1.2)
         await pool.post(server.url, b"x", timeout=5)
         assert server.connections == 2 and pool.connections == 1
         await pool.aclose()
@@ -532,7 +535,7 @@ def test_timeout_drops_the_connection(run: Callable[[Scenario], None]) -> None:
         started = loop.time()
         with pytest.raises(TimeoutError):
             await pool.post(server.url, b"x", timeout=0.2)
-        assert 0.15 < loop.time() - started < 1.0
+        assert 0.15 < loop.time() - started < 3.0
         assert pool.connections == 0  # a late answer can never be read as the next request's
 
     run(scenario)
