@@ -27,7 +27,7 @@ class HTTPResponse:
     """A complete response: status code, body, and headers (lower-case names; repeated ones joined by ', ').
 
     The headers are parsed from the raw head only when asked for (an error answer's `retry-after`): a
-    successful call never needs them, and parsing them is a tenth of the client's CPU per call.
+    successful call never needs them, so it does not pay for them.
     """
 
     __slots__ = ("_head", "_headers", "body", "status")
