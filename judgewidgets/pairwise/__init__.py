@@ -15,7 +15,7 @@ from ._formats import Adaptive, PairingFormat, RoundRobin, Swiss, TournamentStat
 from ._games import kendall_tau
 from ._judge import BUILTIN_ASPECTS, Comparison, PairwiseComparer, PairwiseJudge
 from ._panel import PairwisePanel, PanelComparison
-from ._ratings import BradleyTerry, Elo, RatingMethod, WinRate, bradley_terry, elo, win_rate
+from ._ratings import BradleyTerry, Elo, RatingMethod, StrengthFit, WinRate, bradley_terry, elo, win_rate
 from ._records import OrderVerdict, PairwiseResult
 from ._scales import AB_TIE, FIVE_LEVEL, Scale
 from ._tournament import Tournament, TournamentResult
@@ -38,6 +38,7 @@ __all__ = [
     "RatingMethod",
     "RoundRobin",
     "Scale",
+    "StrengthFit",
     "Swiss",
     "Tournament",
     "TournamentResult",

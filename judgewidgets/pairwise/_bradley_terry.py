@@ -8,8 +8,10 @@ a win and half a loss. Only differences of θ are identified; fits are centred t
 `anchor` candidate sits at 0 when one is named.
 
 The maximum-likelihood estimate exists only when the win graph is strongly connected (Zermelo, Ford): every
-group of candidates scored at least once against the rest. A fit where it does not (a candidate that never lost,
-common in small bootstrap resamples) gets a Gaussian prior of precision `prior` on θ instead of diverging.
+group of candidates scored at least once against the rest — and, with a first slot, when no direction that
+moves γ too separates the verdicts (`mle_exists`). Where it does not (a candidate that never lost, a judge that
+always sided with the first slot between close candidates; common in small tables and in their bootstrap
+resamples), a fit is the mode under a Gaussian prior of precision `prior` on θ and γ instead of diverging.
 """
 
 from __future__ import annotations
@@ -42,7 +44,14 @@ def game_matrices(games: Games, counts: np.ndarray | None = None) -> tuple[np.nd
 
 
 def mle_exists(n: np.ndarray, w: np.ndarray, positional: bool) -> np.ndarray:
-    """Per fit: is the win graph strongly connected (and, with a first slot, did the first slot win and lose)?"""
+    """Per fit: does the maximum-likelihood estimate exist, i.e. is there no separating direction?
+
+    Without a first slot: the win graph is strongly connected. With one, also no direction (θ, γ) with γ ≠ 0
+    can fit every game at least as well as a tie: for γ = ±1 the constraints "first won ⇒ θ_second − θ_first
+    ≤ γ" and "first lost ⇒ θ_first − θ_second ≤ −γ" are difference constraints, feasible exactly when their
+    constraint graph has no negative cycle (Bellman–Ford). Data such as "the first slot always won except
+    where a stronger candidate sat second" separate that way, and the unpenalised fit would diverge.
+    """
     k = n.shape[1]
     scored = w + np.transpose(n - w, (0, 2, 1))  # points of row against column, in either slot
     reach = ((scored > 0) | np.eye(k, dtype=bool)[None]).astype(np.float32)
@@ -50,9 +59,27 @@ def mle_exists(n: np.ndarray, w: np.ndarray, positional: bool) -> np.ndarray:
         reach = (reach @ reach > 0).astype(np.float32)
     ok = reach.all(axis=(1, 2))
     if positional:
-        first_points = w.sum(axis=(1, 2))
-        ok &= (first_points > 0) & (n.sum(axis=(1, 2)) - first_points > 0)
+        won_first = w > 0  # [u, v]: u shown first scored against v
+        lost_second = np.transpose(n - w > 0, (0, 2, 1))  # [u, v]: v shown first conceded points to u
+        for gamma in (1.0, -1.0):
+            # An edge u → v of weight c is the constraint θ_v − θ_u ≤ c; the cheapest edge per cell counts.
+            left = np.flatnonzero(ok)
+            cost = np.where(lost_second[left], -gamma, np.inf)
+            cost = np.minimum(cost, np.where(won_first[left], gamma, np.inf))
+            ok[left] = _negative_cycle(cost)
     return ok
+
+
+def _negative_cycle(cost: np.ndarray) -> np.ndarray:
+    """Per (K, K) edge-cost matrix in the batch: does the graph hold a negative cycle? (Bellman–Ford.)"""
+    b, k, _ = cost.shape
+    distance = np.zeros((b, k))  # from a virtual source joined to every node at cost 0
+    for _ in range(k):
+        relaxed = np.minimum(distance, (distance[:, :, None] + cost).min(axis=1))
+        if np.array_equal(relaxed, distance):  # settled everywhere: no negative cycle anywhere
+            return np.zeros(b, dtype=bool)
+        distance = relaxed
+    return ((distance[:, :, None] + cost).min(axis=1) < distance - 1e-9).any(axis=1)
 
 
 def _evaluate(n, w, theta, gamma, lam):  # type: ignore[no-untyped-def]
@@ -136,8 +163,13 @@ def fit_games(games: Games, prior: float, counts: np.ndarray | None = None) -> t
 
 def pool(games: Games) -> tuple[Games, np.ndarray]:
     """Identical rows pooled into cells: (the distinct rows as Games, how many rows each stands for)."""
+    cells, sizes, _ = _cells(games)
+    return cells, sizes
+
+
+def _cells(games: Games) -> tuple[Games, np.ndarray, np.ndarray]:
     keys = np.stack([games.first, games.second, games.score, games.weight], axis=1)
-    cells, sizes = np.unique(keys, axis=0, return_counts=True)
+    cells, inverse, sizes = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
     pooled = Games(
         games.names,
         cells[:, 0].astype(np.intp),
@@ -146,7 +178,7 @@ def pool(games: Games) -> tuple[Games, np.ndarray]:
         cells[:, 3],
         games.positional,
     )
-    return pooled, sizes.astype(float)
+    return pooled, sizes.astype(float), inverse.reshape(-1)
 
 
 def bootstrap_counts(sizes: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
@@ -156,3 +188,29 @@ def bootstrap_counts(sizes: np.ndarray, resamples: int, rng: np.random.Generator
     """
     total = int(sizes.sum())
     return rng.multinomial(total, sizes / total, size=resamples).astype(float)
+
+
+def resample(games: Games, resamples: int, rng: np.random.Generator) -> tuple[Games, np.ndarray, np.ndarray]:
+    """The pooled cells, their sizes and the cell counts (B, cells) of `resamples` bootstrap resamples.
+
+    Without clusters the rows are resampled (`bootstrap_counts`). With `games.cluster` whole clusters are: the
+    clusters are pooled by their content (which cells, how often), and a multinomial draw over those cluster
+    types is turned into cell counts, so the cost stays B × types.
+    """
+    cells, sizes, inverse = _cells(games)
+    if games.cluster is None:
+        return cells, sizes, bootstrap_counts(sizes, resamples, rng)
+    cluster = np.unique(np.asarray(games.cluster), return_inverse=True)[1].reshape(-1)
+    order = np.lexsort((inverse, cluster))
+    cluster, members = cluster[order], inverse[order]
+    n_clusters = int(cluster.max()) + 1
+    start = np.searchsorted(cluster, np.arange(n_clusters))
+    slot = np.arange(len(cluster)) - start[cluster]
+    signature = np.full((n_clusters, int(slot.max()) + 1), -1, dtype=np.intp)
+    signature[cluster, slot] = members  # each cluster's cells, sorted, padded with -1
+    types, type_counts = np.unique(signature, axis=0, return_counts=True)
+    content = np.zeros((len(types), len(sizes)))
+    rows, columns = np.nonzero(types >= 0)
+    np.add.at(content, (rows, types[rows, columns]), 1.0)
+    draws = rng.multinomial(n_clusters, type_counts / n_clusters, size=resamples).astype(float)
+    return cells, sizes, draws @ content

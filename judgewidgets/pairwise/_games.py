@@ -27,7 +27,9 @@ class Games:
     """Decided games as parallel arrays over candidates `names`.
 
     `first` is the candidate shown first when `positional` (so a first-slot advantage can be estimated), else
-    simply model_a. `score` is the first candidate's points: 1 win, 0.5 tie, 0 loss.
+    simply model_a. `score` is the first candidate's points: 1 win, 0.5 tie, 0 loss. `cluster` (optional)
+    groups rows that are not independent — the orders (and judges) of one comparison — so that the bootstrap
+    resamples comparisons rather than single verdicts.
     """
 
     names: list[str]
@@ -36,6 +38,7 @@ class Games:
     score: np.ndarray
     weight: np.ndarray
     positional: bool
+    cluster: np.ndarray | None = None
 
     @property
     def n_candidates(self) -> int:
@@ -61,7 +64,9 @@ def games_from_frame(matches: pd.DataFrame, *, adjust_position: bool | None = No
 
     Winner values: model_a / model_b / tie (Arena-Hard) or A / B / tie, any case. An optional `weight` column
     weights rows; an optional boolean `swapped` column (model_b was shown first) lets a first-slot advantage
-    be estimated, which `adjust_position=None` does whenever the column is there.
+    be estimated, which `adjust_position=None` does whenever the column is there. Rows sharing a `pair_id`
+    (a tournament's matches: both orders of one comparison, every judge of a panel) form one cluster, which
+    the bootstrap resamples as a whole.
     """
     if not isinstance(matches, pd.DataFrame):
         raise InputError(f"matches must be a pandas DataFrame, got {type(matches).__name__}")
@@ -97,13 +102,18 @@ def games_from_frame(matches: pd.DataFrame, *, adjust_position: bool | None = No
     positional = "swapped" in frame.columns if adjust_position is None else bool(adjust_position)
     if positional and "swapped" not in frame.columns:
         raise InputError("adjust_position=True needs a boolean `swapped` column (model_b was shown first)")
+    cluster = None
+    if "pair_id" in frame.columns:
+        cluster = pd.factorize(frame["pair_id"])[0]
+        alone = cluster < 0  # a row without a pair_id is a comparison of its own
+        cluster[alone] = cluster.max(initial=-1) + 1 + np.arange(int(alone.sum()))
     if positional:
         swapped = frame["swapped"].astype(bool).to_numpy()
         first = np.where(swapped, ib, ia)
         second = np.where(swapped, ia, ib)
         score = np.where(swapped, 1.0 - score_a, score_a)
-        return Games(names, first, second, score, weight, True)
-    return Games(names, ia, ib, score_a, weight, False)
+        return Games(names, first, second, score, weight, True, cluster)
+    return Games(names, ia, ib, score_a, weight, False, cluster)
 
 
 def kendall_tau(x: np.ndarray, y: np.ndarray) -> float:

@@ -2,19 +2,22 @@
 
 Every method reads a games table (model_a, model_b, winner; see `games_from_frame`) and returns a ranking
 DataFrame with columns candidate, rating, ci_low, ci_high, wins, losses, ties, rank (1 is best), games, sorted
-by rank. Intervals are percentile bootstrap intervals over rows resampled with replacement, seeded.
+by rank. Intervals come from a seeded bootstrap over rows resampled with replacement (Bradley–Terry and win
+rate resample whole comparisons when a pair_id groups rows: both orders, every judge); basic intervals for
+Bradley–Terry, percentile for the others.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
 
 from .._errors import ConfigurationError, InputError
-from ._bradley_terry import bootstrap_counts, fit_games, game_matrices, pool
+from ._bradley_terry import fit, fit_games, game_matrices, mle_exists, resample
 from ._games import Games, games_from_frame
 
 # Bradley–Terry log-strengths are also shown on the familiar Elo scale: rating = 1000 + 400·θ/ln 10, so a
@@ -73,6 +76,23 @@ def ranking_frame(
     return frame.sort_values(["rank", "candidate"], kind="stable").reset_index(drop=True)
 
 
+@dataclass(frozen=True)
+class StrengthFit:
+    """Bradley–Terry log-strengths with their bootstrap interval (see `BradleyTerry.estimate`).
+
+    `theta` (K,) and `low`/`high` are anchored log-strengths; `gamma` the first-slot advantage (0 when position
+    is not modelled); `samples` (B, K) the bootstrap fits (None without a bootstrap); `penalised` whether the
+    fits used the prior because the maximum-likelihood estimate does not exist in the data or a resample.
+    """
+
+    theta: np.ndarray
+    gamma: float
+    low: np.ndarray
+    high: np.ndarray
+    samples: np.ndarray | None
+    penalised: bool
+
+
 class BradleyTerry:
     """Bradley–Terry strengths by maximum likelihood, ties counting half, with bootstrap intervals.
 
@@ -80,10 +100,18 @@ class BradleyTerry:
     centred so the mean strength is 0 (rating 1000), or so `anchor`'s strength is 0 when named. With a
     boolean `swapped` column (and `adjust_position` not False) a first-slot advantage γ is fitted alongside,
     so a judge's position bias does not shrink the strengths; it is reported in `attrs["first_slot_advantage"]`.
-    `prior` is used only for fits whose maximum-likelihood estimate does not exist (see `_bradley_terry`).
+
+    Small or lopsided tables: the maximum-likelihood estimate does not exist when some group of candidates
+    never lost to the rest (or, with a first slot, when "the first slot won unless a stronger candidate sat
+    second" explains every verdict) — small tournaments often do that, and so do some bootstrap resamples of
+    tables that don't. Then every fit, the point estimate and each resample alike, is the posterior mode under
+    a N(0, 1/`prior`) prior on θ (and γ), so the interval describes one estimator rather than a mixture of
+    finite and near-infinite ones; `attrs["penalised"]` says when. With ample data every fit is the plain MLE.
+
     Intervals are basic bootstrap intervals by default (`interval="basic"`, bias-correcting: maximum likelihood
     overstates spreads in small or adaptively chosen samples, and the percentile interval would double that);
-    `interval="percentile"` gives Arena-Hard's percentile intervals.
+    `interval="percentile"` gives Arena-Hard's percentile intervals. Rows sharing a `pair_id` (both orders of a
+    tournament's comparison) are resampled together, as they are not independent verdicts.
     """
 
     name = "bradley_terry"
@@ -110,11 +138,35 @@ class BradleyTerry:
         self.prior = float(prior)
 
     def strengths(self, games: Games, counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Anchored log-strengths θ (B, K) and first-slot advantages γ (B,) of the data or of resamples."""
+        """Anchored log-strengths θ (B, K) and first-slot advantages γ (B,) of the data or of resamples, each fit
+        on its own (maximum likelihood where it exists, else the prior's mode)."""
         theta, gamma = fit_games(games, self.prior, counts)
-        if self.anchor is not None:
-            theta = theta - theta[:, [games.names.index(self.anchor)]]
-        return theta, gamma
+        return self._anchored(games, theta), gamma
+
+    def _anchored(self, games: Games, theta: np.ndarray) -> np.ndarray:
+        if self.anchor is None:
+            return theta
+        return theta - theta[:, [games.names.index(self.anchor)]]
+
+    def estimate(self, games: Games, seed: int = 0) -> StrengthFit:
+        """Point fit and bootstrap interval of `games`, all fits with one estimator (see the class docstring)."""
+        rng = np.random.default_rng(seed)
+        cells, sizes, counts = resample(games, self.bootstrap, rng)
+        n, w = game_matrices(cells, sizes[None, :])
+        exists = bool(mle_exists(n, w, games.positional)[0])
+        if self.bootstrap:
+            n_star, w_star = game_matrices(cells, counts)
+            exists = exists and bool(mle_exists(n_star, w_star, games.positional).all())
+        lam = 0.0 if exists else self.prior
+        theta, gamma, _ = fit(n, w, games.positional, np.array([lam]))
+        theta = self._anchored(games, theta)
+        samples = None
+        if self.bootstrap:
+            samples, _, _ = fit(n_star, w_star, games.positional, np.full(self.bootstrap, lam))
+            samples = self._anchored(games, samples)
+        estimate = theta[0] if self.interval == "basic" else None
+        low, high = _interval(samples, self.ci, games.n_candidates, estimate)
+        return StrengthFit(theta[0], float(gamma[0]), low, high, samples, not exists)
 
     def rate(self, matches: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
         games = games_from_frame(matches, adjust_position=self.adjust_position)
@@ -122,24 +174,19 @@ class BradleyTerry:
             raise InputError(f"anchor {self.anchor!r} is not among the candidates: {games.names}")
         if len(games) == 0:
             raise InputError("no decided games to rate (every row lacks a winner)")
-        cells, sizes = pool(games)
-        theta, gamma = self.strengths(cells, sizes[None, :])
-        samples = None
-        if self.bootstrap:
-            rng = np.random.default_rng(seed)
-            samples, _ = self.strengths(cells, bootstrap_counts(sizes, self.bootstrap, rng))
-        low, high = _interval(samples, self.ci, games.n_candidates, theta[0] if self.interval == "basic" else None)
+        result = self.estimate(games, seed)
         frame = ranking_frame(
             games,
-            ELO_BASE + ELO_PER_LOG_STRENGTH * theta[0],
-            ELO_BASE + ELO_PER_LOG_STRENGTH * low,
-            ELO_BASE + ELO_PER_LOG_STRENGTH * high,
-            strength=theta[0],
-            strength_ci_low=low,
-            strength_ci_high=high,
+            ELO_BASE + ELO_PER_LOG_STRENGTH * result.theta,
+            ELO_BASE + ELO_PER_LOG_STRENGTH * result.low,
+            ELO_BASE + ELO_PER_LOG_STRENGTH * result.high,
+            strength=result.theta,
+            strength_ci_low=result.low,
+            strength_ci_high=result.high,
         )
         if games.positional:
-            frame.attrs["first_slot_advantage"] = float(gamma[0])
+            frame.attrs["first_slot_advantage"] = result.gamma
+        frame.attrs["penalised"] = result.penalised
         return frame
 
 
@@ -214,12 +261,9 @@ class WinRate:
         games = games_from_frame(matches, adjust_position=False)
         if len(games) == 0:
             raise InputError("no decided games to rate (every row lacks a winner)")
-        cells, sizes = pool(games)
+        cells, sizes, counts = resample(games, self.bootstrap, np.random.default_rng(seed))
         rating = self._rates(cells, sizes[None, :])[0]
-        samples = None
-        if self.bootstrap:
-            rng = np.random.default_rng(seed)
-            samples = self._rates(cells, bootstrap_counts(sizes, self.bootstrap, rng))
+        samples = self._rates(cells, counts) if self.bootstrap else None
         low, high = _interval(samples, self.ci, games.n_candidates)
         return ranking_frame(games, rating, low, high)
 

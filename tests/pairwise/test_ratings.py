@@ -7,6 +7,8 @@ import pytest
 
 import judgewidgets as jw
 from judgewidgets.pairwise import BradleyTerry, bradley_terry, elo, kendall_tau, win_rate
+from judgewidgets.pairwise._bradley_terry import fit, game_matrices, mle_exists, resample
+from judgewidgets.pairwise._games import Games, games_from_frame
 from tests.datasets import arena_hard_battles
 
 BASELINE = "claude-3-haiku-20240307"
@@ -46,6 +48,7 @@ def test_arena_hard_strengths_equal_a_logistic_regression_fit(battles: pd.DataFr
     assert max(abs(ours[n] - reference[n]) for n in ours) < 1e-6
     assert ranking["candidate"].tolist()[-1] == BASELINE and ranking.loc[3, "rating"] == pytest.approx(1000.0)
     assert (ranking["ci_low"] <= ranking["rating"]).all() and (ranking["rating"] <= ranking["ci_high"]).all()
+    assert ranking.attrs["penalised"] is False  # ample data: every fit is the plain MLE, no prior involved
     counts = ranking.set_index("candidate")[["wins", "losses", "ties"]].sum()
     assert counts["ties"] == 2 * 23 and counts["wins"] == counts["losses"] == 1348 - 23
 
@@ -166,3 +169,143 @@ def test_bad_game_tables_raise_clear_errors() -> None:
     assert math.isnan(
         bradley_terry(pd.DataFrame({"model_a": ["x"], "model_b": ["y"], "winner": ["A"]}), 0)["ci_low"][0]
     )
+
+
+def lp_separable(n: np.ndarray, w: np.ndarray, positional: bool) -> bool:
+    """Whether a direction (θ, γ) fits every verdict at least as well as a tie and some strictly better: the
+    textbook (quasi-)separation test for a logistic regression, as a linear programme."""
+    from scipy.optimize import linprog
+
+    k = n.shape[0]
+    rows = []
+    for f, s in zip(*np.nonzero(n)):
+        x = np.zeros(k + 1)
+        x[f], x[s], x[k] = 1.0, -1.0, float(positional)
+        if w[f, s] > 0:
+            rows.append(x)
+        if n[f, s] - w[f, s] > 0:
+            rows.append(-x)
+    a = np.array(rows)
+    gauge = np.r_[np.ones(k), 0.0][None]
+    result = linprog(-a.sum(axis=0), A_ub=-a, b_ub=np.zeros(len(a)), A_eq=gauge, b_eq=[0.0], bounds=[(-1, 1)] * (k + 1))
+    return -result.fun > 1e-9
+
+
+def test_mle_existence_matches_a_linear_programme_and_catches_first_slot_separation() -> None:
+    pytest.importorskip("scipy")
+    rng = np.random.default_rng(0)
+    checked = 0
+    for _ in range(400):
+        k = int(rng.integers(2, 6))
+        n, w = np.zeros((k, k)), np.zeros((k, k))
+        for _ in range(int(rng.integers(1, 12))):
+            f, s = rng.choice(k, 2, replace=False)
+            n[f, s] += 1
+            w[f, s] += rng.choice([0.0, 0.5, 1.0], p=[0.45, 0.1, 0.45])
+        for positional in (True, False):
+            f, s = np.nonzero(n)
+            design = np.zeros((len(f), k + 1))
+            design[np.arange(len(f)), f], design[np.arange(len(f)), s], design[:, k] = 1.0, -1.0, float(positional)
+            identified = np.linalg.matrix_rank(design) == k - 1 + positional
+            expected = identified and not lp_separable(n, w, positional)
+            assert mle_exists(n[None], w[None], positional)[0] == expected, (n, w, positional)
+            checked += expected
+    assert checked > 100
+    # Every candidate won and lost and the first slot won and lost, yet "the first slot wins unless a stronger
+    # candidate sits second" explains every verdict: an unpenalised fit runs off to θ ≈ ±40 (the bug behind the
+    # absurd intervals of small tournaments); it must be detected and the prior used instead.
+    n = np.array([[0, 0, 3, 3, 3], [0, 0, 3, 0, 3], [3, 3, 0, 3, 3], [3, 0, 3, 0, 3], [3, 3, 3, 3, 0]], float)
+    w = np.array([[0, 0, 3, 2, 3], [0, 0, 0, 0, 1], [1, 3, 0, 0, 3], [3, 0, 3, 0, 3], [0, 3, 1, 0, 0]], float)
+    assert mle_exists(n[None], w[None], False)[0] and 0 < w.sum() < n.sum()  # the old test: strongly connected
+    assert not mle_exists(n[None], w[None], True)[0]
+    theta, gamma, _ = fit(n[None], w[None], True, np.array([0.1]))
+    assert np.abs(theta).max() < 5 and abs(gamma[0]) < 3
+
+
+def small_tournament(seed: int, strengths: np.ndarray, comparisons: int = 24) -> pd.DataFrame:
+    """A tournament-shaped matches table (pair_id, both orders, swapped) from a position-biased judge."""
+    rng = np.random.default_rng(seed)
+    k = len(strengths)
+    pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+    rows = []
+    for pair_id in range(comparisons):
+        a, b = pairs[pair_id % len(pairs)]
+        for swapped in (False, True):
+            first, second = (b, a) if swapped else (a, b)
+            first_wins = rng.random() < 1 / (1 + np.exp(-(strengths[first] - strengths[second] + 0.5)))
+            winner = "A" if first_wins != swapped else "B"
+            rows.append(
+                {"pair_id": pair_id, "model_a": f"m{a}", "model_b": f"m{b}", "swapped": swapped, "winner": winner}
+            )
+    return pd.DataFrame(rows)
+
+
+def test_small_tournaments_get_finite_sensible_intervals_from_one_estimator() -> None:
+    strengths = np.array([2.0, 1.5, 0.5, -1.5, -2.5])  # the notebook's five prompt variants, roughly
+    penalised = 0
+    for seed in range(20):
+        ranking = bradley_terry(small_tournament(seed, strengths), bootstrap=300, seed=seed)
+        values = ranking[["strength", "strength_ci_low", "strength_ci_high"]].to_numpy()
+        assert np.isfinite(values).all()
+        width = ranking["strength_ci_high"] - ranking["strength_ci_low"]
+        assert (width > 0).all() and width.max() < 6.0, ranking  # a few logits, not ±40 or ±80
+        assert (ranking["strength_ci_low"] <= ranking["strength"]).all()
+        assert (ranking["strength"] <= ranking["strength_ci_high"]).all()
+        assert ranking["strength"].abs().max() < 5.0
+        penalised += ranking.attrs["penalised"]
+    assert penalised > 10  # 24 comparisons of 5 candidates: some resample is nearly always separated
+
+
+def test_penalised_regime_uses_the_prior_for_the_point_fit_and_every_resample() -> None:
+    frame = small_tournament(3, np.array([3.0, 1.0, -1.0, -3.0]), comparisons=12)
+    games = games_from_frame(frame)
+    method = BradleyTerry(bootstrap=200)
+    fitted = method.estimate(games, seed=0)
+    assert fitted.penalised
+    n, w = game_matrices(games)
+    theta, _, _ = fit(n, w, True, np.array([method.prior]))
+    np.testing.assert_allclose(fitted.theta, theta[0], atol=1e-8)  # the point fit is the prior's mode
+    cells, _, counts = resample(games, 200, np.random.default_rng(0))
+    n_star, w_star = game_matrices(cells, counts)
+    samples, _, _ = fit(n_star, w_star, True, np.full(200, method.prior))
+    np.testing.assert_allclose(fitted.samples, samples, atol=1e-8)  # and so is every resample's, separated or not
+
+
+def test_both_orders_of_a_comparison_are_resampled_together() -> None:
+    # A judge that agrees with itself in both orders: the two verdicts are one piece of evidence, not two.
+    rng = np.random.default_rng(1)
+    rows = []
+    for pair_id in range(400):
+        a, b = rng.choice(4, 2, replace=False)
+        a_wins = rng.random() < 1 / (1 + np.exp(-(a - b) * 0.5))
+        for swapped in (False, True):
+            rows.append({"pair_id": pair_id, "model_a": f"m{a}", "model_b": f"m{b}", "swapped": swapped,
+                         "winner": "A" if a_wins else "B"})  # fmt: skip
+    frame = pd.DataFrame(rows)
+    clustered = bradley_terry(frame, bootstrap=400, seed=0)
+    independent = bradley_terry(frame.drop(columns="pair_id"), bootstrap=400, seed=0)
+    width = (clustered["strength_ci_high"] - clustered["strength_ci_low"]).mean()
+    naive = (independent["strength_ci_high"] - independent["strength_ci_low"]).mean()
+    assert width / naive == pytest.approx(np.sqrt(2), rel=0.15)
+    games = games_from_frame(frame)
+    _, _, counts = resample(games, 50, np.random.default_rng(0))
+    assert counts.sum(axis=1).tolist() == [800.0] * 50  # whole comparisons: two verdicts each
+
+
+def test_cluster_resampling_draws_whole_clusters() -> None:
+    games = Games(
+        ["a", "b", "c"],
+        np.array([0, 1, 0, 2, 1]),
+        np.array([1, 0, 2, 0, 2]),
+        np.array([1.0, 0.0, 1.0, 0.5, 1.0]),
+        np.ones(5),
+        True,
+        np.array([7, 7, 3, 3, 9]),
+    )
+    cells, sizes, counts = resample(games, 300, np.random.default_rng(0))
+    assert sizes.tolist() == [1.0] * 5 and counts.shape == (300, 5)
+    index = {(int(f), int(s)): c for c, (f, s) in enumerate(zip(cells.first, cells.second))}
+    together = [(index[0, 1], index[1, 0]), (index[0, 2], index[2, 0])]
+    for one, other in together:  # the two rows of a cluster always come in equal numbers
+        np.testing.assert_array_equal(counts[:, one], counts[:, other])
+    assert set(counts.sum(axis=1)) <= {2.0 * x + y for x in range(4) for y in range(4) if x + y == 3}
