@@ -588,7 +588,7 @@ import pandas as pd
 import judgewidgets as jw
 from judgewidgets.testing import OpenAITestServer
 
-server = OpenAITestServer(latency=0.05, spawn=True).start()   # stands in for http://gpu-1:8000/v1
+server = OpenAITestServer(latency=0.05, spawn=True).start()  # stands in for http://gpu-1:8000/v1
 server.base_url
 """),
         md("""
@@ -600,12 +600,14 @@ litellm-only arguments such as `mock_response`) goes through litellm. `transport
 """),
         code("""
 def panel_on(transport: str) -> jw.LLMPanel:
-    common = dict(api_base=server.base_url, api_key="sk-local", cache=False, max_concurrency=64,
-                  transport=transport)
-    return jw.LLMPanel([
-        jw.LLMJudge("openai/judge", template="likert", name="likert", **common),
-        jw.LLMJudge("openai/judge", template="likert", name="weighted", probability_weighted=True, **common),
-    ])
+    common = dict(api_base=server.base_url, api_key="sk-local", cache=False, max_concurrency=64, transport=transport)
+    return jw.LLMPanel(
+        [
+            jw.LLMJudge("openai/judge", template="likert", name="likert", **common),
+            jw.LLMJudge("openai/judge", template="likert", name="weighted", probability_weighted=True, **common),
+        ]
+    )
+
 
 n = 300
 prompts = [f"Question {i}: what is {i} + {i}?" for i in range(n)]
@@ -614,7 +616,7 @@ responses = [f"It is {2 * i}." for i in range(n)]
 results, seconds = {}, {}
 for transport in ("auto", "litellm"):
     panel = panel_on(transport)
-    panel.score(prompts[:20], responses[:20], progress=False)   # warm up: imports, connections
+    panel.score(prompts[:20], responses[:20], progress=False)  # warm up: imports, connections
     started = time.perf_counter()
     results[transport] = panel.score(prompts, responses, progress=False)
     seconds[transport] = time.perf_counter() - started
@@ -628,12 +630,14 @@ calls, 64 at a time; the ideal is 64 / 0.05 s = 1,280 calls per second):
         code("""
 print("same table on both paths:", results["auto"].to_df().equals(results["litellm"].to_df()))
 calls = 2 * n
-pd.DataFrame({
-    "transport": list(seconds),
-    "seconds": [round(s, 2) for s in seconds.values()],
-    "calls/s": [round(calls / s) for s in seconds.values()],
-    "of ideal": [f"{calls / s / (64 / 0.05):.0%}" for s in seconds.values()],
-})
+pd.DataFrame(
+    {
+        "transport": list(seconds),
+        "seconds": [round(s, 2) for s in seconds.values()],
+        "calls/s": [round(calls / s) for s in seconds.values()],
+        "of ideal": [f"{calls / s / (64 / 0.05):.0%}" for s in seconds.values()],
+    }
+)
 """),
         md("""
 litellm spends milliseconds of CPU on each call, so at a few hundred calls per second its CPU, not the server,
@@ -655,30 +659,41 @@ resumes where it stopped. Ray is optional:
         code("""
 import os
 
-os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")   # a single-machine cluster, on 127.0.0.1
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # a single-machine cluster, on 127.0.0.1
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 try:
     import ray
 except ImportError:
     ray = None
-    print("Ray is not installed here: `pip install 'judgewidgets[ray]'` and run this notebook again "
-          "to see the next cells start a local two-worker cluster.")
+    print(
+        "Ray is not installed here: `pip install 'judgewidgets[ray]'` and run this notebook again "
+        "to see the next cells start a local two-worker cluster."
+    )
 """),
         code("""
 if ray is not None:
-    import tempfile
-
-    for attempt in range(3):   # on a busy machine Ray's first start can time out; it then starts on a retry
+    for _ in range(3):  # on a busy machine Ray's first start can time out; it usually starts on a retry
         try:
             ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
             break
         except Exception as error:
             print("Ray did not start:", error)
             ray.shutdown()
+    else:
+        ray = None  # the cells below skip the Ray part
+"""),
+        code("""
+if ray is not None:
+    import tempfile
+
     data = pd.DataFrame({"prompt": prompts, "response": responses})
     output = tempfile.mkdtemp(prefix="judgewidgets-run-")
     distributed = jw.distributed.score(
-        panel_on("auto"), data, engine=jw.distributed.RayRunner(workers=2), shards=6, output=output,
+        panel_on("auto"),
+        data,
+        engine=jw.distributed.RayRunner(workers=2),
+        shards=6,
+        output=output,
     )
     print("same table as the single-machine run:", distributed.equals(results["auto"].to_df()))
     print("shard files:", sorted(os.listdir(output)))
@@ -690,7 +705,11 @@ Running it again with the same `output=` folder resumes: every shard is already 
 if ray is not None:
     before = server.stats.total
     again = jw.distributed.score(
-        panel_on("auto"), data, engine=jw.distributed.RayRunner(workers=2), shards=6, output=output,
+        panel_on("auto"),
+        data,
+        engine=jw.distributed.RayRunner(workers=2),
+        shards=6,
+        output=output,
     )
     print("calls made:", server.stats.total - before, "· same table:", again.equals(distributed))
     ray.shutdown()
