@@ -41,7 +41,10 @@ def items(n: int) -> tuple[list[str], list[str]]:
 
 
 def bench_panel(
-    base_url: str, concurrency: int, transport: str | None = None, retry: jw.RetryPolicy | None = None
+    base_url: str,
+    concurrency: int,
+    transport: str | jw.engine.Transport | None = None,
+    retry: jw.RetryPolicy | None = None,
 ) -> jw.LLMPanel:
     """Three likert judges on the test server, no cache (every call is made)."""
     return jw.LLMPanel(

@@ -1,19 +1,23 @@
-"""The fast path against litellm: a 3-judge panel over a loopback server, four clients side by side in one run.
+"""The fast path against litellm: a 3-judge panel over a loopback server, the clients side by side in one run.
 
     python benchmarks/fast_transport.py [--items 1000] [--latency 0.05] [--concurrency 256] [--uvloop]
 
 Every run sends the same judge requests (likert template, 3 judges × N items) to one OpenAI-compatible test server
 in its own process (so it does not share our GIL), at most `concurrency` at once:
 
+- our panel, fast path, `panel.score()`: the sync facade as users call it, from a plain script; it runs the
+  engine on its private loop, which is uvloop when uvloop is installed (`judgewidgets[fast]`);
+- our panel, fast path, `await panel.ascore()` inside `asyncio.run` (the default transport picks the fast path
+  for `openai/...` + `api_base`), on judgewidgets' own HTTP/1.1 client;
+- the same on the fast path's other client, aiohttp (`OpenAIHTTPTransport(client="aiohttp")`);
+- the fast path's HTTP client alone (`HTTPPool`, no engine): the floor our panel stands on;
+- raw aiohttp: one pooled `aiohttp.ClientSession` posting the same bodies;
 - bare litellm: `asyncio.gather` of `litellm.acompletion` calls, the floor the litellm path stands on;
-- our panel on litellm: `LLMPanel(..., transport="litellm")`;
-- our panel on the fast path: `LLMPanel(...)` (the default transport picks it for `openai/...` + `api_base`);
-- raw aiohttp: one pooled `aiohttp.ClientSession` posting the same bodies, the floor of the fast path;
-- lean HTTP/1.1 on asyncio: a 40-line keep-alive client, not shipped: what a client leaner than aiohttp's
-  ClientSession could reach on this machine.
+- our panel on litellm: `LLMPanel(..., transport="litellm")`.
 
-The ideal is calls × latency / concurrency. Targets: fast path ≥ 50 % of the ideal and ≥ 5 × bare litellm.
-CPU is this process's CPU time per call (the server's is not counted).
+The ideal is concurrency / latency calls per second. Targets: fast path ≥ 50 % of the ideal and ≥ 5 × bare
+litellm. CPU is this process's CPU time per call (the server's is not counted; "server busy" shows it).
+`--uvloop` runs the `asyncio.run` rows on uvloop instead.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from _bench import JUDGES, Run, bench_panel, items, litellm_call
 
 import judgewidgets as jw
+from judgewidgets._runner import private_loop_kind
+from judgewidgets.engine import AutoTransport, OpenAIHTTPTransport, Transport
 from judgewidgets.testing import OpenAITestServer
 
 
@@ -93,77 +99,36 @@ async def raw_aiohttp(base_url: str, n: int, concurrency: int) -> Run:
         return await timed("raw aiohttp (floor of the fast path)", 3 * n, lambda: batch(n))
 
 
-class _LeanHTTP(asyncio.Protocol):
-    """A bare HTTP/1.1 keep-alive connection (Content-Length answers only): not shipped, a measuring stick for
-    what a client leaner than aiohttp's ClientSession could reach."""
-
-    def __init__(self) -> None:
-        self.buffer = bytearray()
-        self.waiter: asyncio.Future[bytes] | None = None
-        self.end: int | None = None
-        self.body_at = 0
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport
-
-    def data_received(self, data: bytes) -> None:
-        self.buffer += data
-        if self.end is None:
-            head_end = self.buffer.find(b"\r\n\r\n")
-            if head_end < 0:
-                return
-            head = bytes(self.buffer[:head_end]).lower()
-            at = head.index(b"content-length:") + 15
-            stop = head.find(b"\r\n", at)
-            self.body_at = head_end + 4
-            self.end = self.body_at + int(head[at : stop if stop > 0 else None])
-        if len(self.buffer) >= self.end and self.waiter is not None:
-            body = bytes(self.buffer[self.body_at : self.end])
-            del self.buffer[: self.end]
-            self.end = None
-            self.waiter.set_result(body)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if self.waiter is not None and not self.waiter.done():
-            self.waiter.set_exception(ConnectionError("closed"))
-
-
-async def lean_http(host: str, port: int, n: int, concurrency: int) -> Run:
+async def http_pool(base_url: str, n: int, concurrency: int) -> Run:
     import orjson
 
+    from judgewidgets.engine._http_pool import HTTPPool
+
     template = jw.templates.LIKERT
-    loop = asyncio.get_running_loop()
-    idle: list[_LeanHTTP] = []
+    url = base_url + "/chat/completions"
+    headers = {"Authorization": "Bearer sk-bench"}
     limit = asyncio.Semaphore(concurrency)
-    head = (
-        f"POST /v1/chat/completions HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer sk-bench\r\n"
-        "Content-Type: application/json\r\nContent-Length: "
-    ).encode()
+    pool = HTTPPool({"Content-Type": "application/json"})
 
     async def call(prompt: str, response: str) -> str:
         async with limit:
-            body = orjson.dumps(
-                {"messages": template.messages(prompt, response), "model": "bench-judge", "temperature": 0.0}
-            )
-            conn = idle.pop() if idle else (await loop.create_connection(_LeanHTTP, host, port))[1]
-            conn.waiter = loop.create_future()
-            conn.transport.write(head + str(len(body)).encode() + b"\r\n\r\n" + body)  # type: ignore[attr-defined]
-            raw = await conn.waiter
-            idle.append(conn)
-            return orjson.loads(raw)["choices"][0]["message"]["content"]
+            body = {"messages": template.messages(prompt, response), "model": "bench-judge", "temperature": 0.0}
+            reply = await pool.post(url, orjson.dumps(body), headers, timeout=600)
+            return orjson.loads(reply.body)["choices"][0]["message"]["content"]
 
     def batch(k: int) -> Awaitable[object]:
         prompts, responses = items(k)
         return asyncio.gather(*(call(p, r) for _ in JUDGES for p, r in zip(prompts, responses)))
 
     await batch(50)
-    run = await timed("lean HTTP/1.1 on asyncio (not shipped)", 3 * n, lambda: batch(n))
-    for conn in idle:
-        conn.transport.close()  # type: ignore[attr-defined]
+    run = await timed("HTTPPool alone (the fast path's client)", 3 * n, lambda: batch(n))
+    await pool.aclose()
     return run
 
 
-async def our_panel(base_url: str, n: int, concurrency: int, transport: str, name: str) -> tuple[Run, jw.PanelResult]:
+async def our_panel(
+    base_url: str, n: int, concurrency: int, transport: str | Transport, name: str
+) -> tuple[Run, jw.PanelResult]:
     panel = bench_panel(base_url, concurrency, transport=transport)
     prompts, responses = items(n)
     await panel.ascore(prompts[:50], responses[:50], progress=False)  # warm up
@@ -173,6 +138,20 @@ async def our_panel(base_url: str, n: int, concurrency: int, transport: str, nam
         result.append(await panel.ascore(prompts, responses, progress=False))
 
     return await timed(name, 3 * n, work), result[0]
+
+
+def our_panel_sync(base_url: str, n: int, concurrency: int) -> tuple[Run, jw.PanelResult]:
+    """`panel.score()` from this plain thread: the sync facade runs it on its private loop."""
+    panel = bench_panel(base_url, concurrency)
+    prompts, responses = items(n)
+    panel.score(prompts[:50], responses[:50], progress=False)  # warm up
+    result: list[jw.PanelResult] = []
+
+    async def work() -> None:
+        result.append(await asyncio.to_thread(panel.score, prompts, responses, progress=False))
+
+    name = f"our panel, fast path, panel.score() [{private_loop_kind()}]"
+    return asyncio.run(timed(name, 3 * n, work)), result[0]
 
 
 def main() -> int:
@@ -190,47 +169,53 @@ def main() -> int:
         run = uvloop.run
     calls = 3 * args.items
     ideal = args.concurrency / args.latency
+    load_before = os.getloadavg()[0]
 
+    loop = "uvloop" if args.uvloop else "asyncio"
     runs: list[Run] = []
     with OpenAITestServer(latency=args.latency, spawn=True) as server:
         url, n, c = server.base_url, args.items, args.concurrency
-        fast, fast_result = run(our_panel(url, n, c, "auto", "our panel, fast path (default)"))
+        sync, sync_result = our_panel_sync(url, n, c)
+        fast, fast_result = run(our_panel(url, n, c, "auto", f"our panel, fast path, ascore() [{loop}]"))
+        on_aiohttp = AutoTransport(fast=OpenAIHTTPTransport(client="aiohttp"))
+        via_aiohttp, _ = run(our_panel(url, n, c, on_aiohttp, f"our panel, fast path on aiohttp [{loop}]"))
+        pool = run(http_pool(url, n, c))
         raw = run(raw_aiohttp(url, n, c))
-        lean = run(lean_http(server.host, server.port, n, c))
-        runs += [fast, raw, lean]
+        runs += [sync, fast, via_aiohttp, pool, raw]
         if not args.skip_litellm:
             runs.append(run(bare_litellm(url, n, c)))
-            slow, slow_result = run(our_panel(url, n, c, "litellm", "our panel, transport='litellm'"))
+            slow, slow_result = run(our_panel(url, n, c, "litellm", f"our panel, transport='litellm' [{loop}]"))
             runs.append(slow)
-    lost = args.items - len(fast_result.to_df())
-    failed = int(fast_result.votes["error"].notna().sum())
+    lost = 2 * args.items - len(fast_result.to_df()) - len(sync_result.to_df())
+    failed = int(fast_result.votes["error"].notna().sum() + sync_result.votes["error"].notna().sum())
 
-    loop = "uvloop" if args.uvloop else "asyncio"
     print(
         f"\n{calls} judge calls ({args.items} items × 3 judges), server latency {args.latency * 1000:.0f} ms, "
-        f"concurrency {args.concurrency}, {loop} loop; ideal {ideal:,.0f} calls/s\n"
+        f"concurrency {args.concurrency}; ideal {ideal:,.0f} calls/s; load average before: {load_before:.2f}\n"
     )
     bare = next((r for r in runs if r.name.startswith("bare litellm")), None)
     print(
-        f"{'run':<40}{'calls/s':>9}{'wall s':>8}{'CPU ms/call':>13}{'of ideal':>10}{'× bare litellm':>16}"
+        f"{'run':<50}{'calls/s':>9}{'wall s':>8}{'CPU ms/call':>13}{'of ideal':>10}{'× bare litellm':>16}"
         f"{'server busy':>13}"
     )
     for r in sorted(runs, key=lambda r: r.calls_per_s):
         versus = f"{r.calls_per_s / bare.calls_per_s:>16.1f}" if bare else f"{'-':>16}"
         print(
-            f"{r.name:<40}{r.calls_per_s:>9,.0f}{r.wall_s:>8.2f}{r.cpu_ms_per_call:>13.3f}"
+            f"{r.name:<50}{r.calls_per_s:>9,.0f}{r.wall_s:>8.2f}{r.cpu_ms_per_call:>13.3f}"
             f"{r.calls_per_s / ideal:>10.1%}{versus}{r.server_busy:>13.0%}"
         )
     print("\n(server busy: the test server's CPU time over the run's wall time; 100 % = one core saturated)")
     print(f"load average while running: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
-    print(f"fast path / ideal: {fast.calls_per_s / ideal:.2f}  (target >= 0.50)")
+    for r in (sync, fast):
+        print(f"{r.name}: {r.calls_per_s / ideal:.2f} of ideal (target >= 0.50)", end="")
+        print(f", {r.calls_per_s / bare.calls_per_s:.1f} x bare litellm (target >= 5)" if bare else "")
     if bare:
-        print(f"fast path / bare litellm: {fast.calls_per_s / bare.calls_per_s:.1f}  (target >= 5)")
-        print(f"fast path / our panel on litellm: {fast.calls_per_s / slow.calls_per_s:.1f}")
-        same = fast_result.to_df().equals(slow_result.to_df())
+        print(f"fast path (ascore) / our panel on litellm: {fast.calls_per_s / slow.calls_per_s:.1f}")
+        same = fast_result.to_df().equals(slow_result.to_df()) and sync_result.to_df().equals(slow_result.to_df())
         print(f"same DataFrame on both paths: {same}")
-    print(f"fast path / raw aiohttp: {fast.calls_per_s / raw.calls_per_s:.2f}; rows lost {lost}, failed votes {failed}")
-    print(f"raw aiohttp / ideal: {raw.calls_per_s / ideal:.2f}; lean HTTP/1.1 / ideal: {lean.calls_per_s / ideal:.2f}")
+    print(
+        f"fast path (ascore) / raw aiohttp: {fast.calls_per_s / raw.calls_per_s:.2f}; rows lost {lost}, failed {failed}"
+    )
     return 0 if lost == 0 and failed == 0 else 1
 
 
