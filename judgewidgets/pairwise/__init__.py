@@ -10,14 +10,16 @@ jw.position_bias(verdicts_df)                           # any table of verdicts 
 ```
 """
 
+from ._adaptive import Adaptive
 from ._bias import flips_by_gap, position_bias, verdicts_long
-from ._formats import Adaptive, PairingFormat, RoundRobin, Swiss, TournamentState
+from ._formats import PairingFormat, RoundRobin, Swiss
 from ._games import kendall_tau
 from ._judge import BUILTIN_ASPECTS, Comparison, PairwiseComparer, PairwiseJudge
 from ._panel import PairwisePanel, PanelComparison
 from ._ratings import BradleyTerry, Elo, RatingMethod, StrengthFit, WinRate, bradley_terry, elo, win_rate
 from ._records import OrderVerdict, PairwiseResult
 from ._scales import AB_TIE, FIVE_LEVEL, Scale
+from ._state import TournamentState
 from ._tournament import Tournament, TournamentResult
 
 __all__ = [

@@ -14,11 +14,12 @@ from .._progress import Progress, make_progress
 from .._runner import run_sync
 from ..engine import CallSession
 from ._bradley_terry import fit, game_matrices, mle_exists
-from ._formats import PairingFormat, TournamentState, get_format, pool_size
+from ._formats import PairingFormat, get_format
 from ._games import Games, kendall_tau
 from ._judge import PairwiseComparer, PairwiseJudge
 from ._ratings import DEFAULT_PRIOR, RANKING_COLUMNS, RatingMethod, get_rating
 from ._records import PairItem
+from ._state import TournamentState, pool_size
 
 if TYPE_CHECKING:
     import altair as alt
