@@ -314,10 +314,14 @@ LLMBar's Natural set (Zeng et al., 2023; MIT) has instruction-following pairs wi
 """),
         code("""
 llmbar = pd.read_json("data/llmbar_natural.jsonl", lines=True).head(8)
-pairs = pd.DataFrame({
-    "question": llmbar["input"], "response_a": llmbar["output_1"], "response_b": llmbar["output_2"],
-    "label": llmbar["label"].map({1: "A", 2: "B"}),
-})
+pairs = pd.DataFrame(
+    {
+        "question": llmbar["input"],
+        "response_a": llmbar["output_1"],
+        "response_b": llmbar["output_2"],
+        "label": llmbar["label"].map({1: "A", 2: "B"}),
+    }
+)
 compared = judge.compare_many(pairs)
 compared[["winner", "consistent", "confidence", "label"]]
 """),
@@ -335,22 +339,93 @@ jw.bradley_terry(battles, bootstrap=1000, seed=0)
 """),
         md("""
 ## A tournament of prompt variants
-Five prompt variants answered three questions; an adaptive tournament spends its comparisons where the ranking
-is least certain.
+Five prompt variants answered ten questions; an adaptive tournament spends its 24 comparisons where the ranking
+is least certain (10 pairs × 10 questions would be 100 for a round robin).
 """),
         code("""
-questions = ["What is the boiling point of water at sea level?", "Who wrote Hamlet?", "What is 12 times 12?"]
+questions = [
+    "What is the boiling point of water at sea level?",
+    "Who wrote Hamlet?",
+    "What is 12 times 12?",
+    "What is the capital of Japan?",
+    "How many continents are there?",
+    "What gas do plants absorb?",
+    "Who painted the Mona Lisa?",
+    "What is the largest planet in the Solar System?",
+    "How many minutes are in an hour?",
+    "What is the chemical symbol for gold?",
+]
 candidates = {
-    "precise": ["100 °C (212 °F) at sea level.", "William Shakespeare.", "144."],
-    "chatty": ["Water boils at 100 degrees Celsius when you are at sea level, which is 212 F.",
-               "Hamlet was written by William Shakespeare around 1600.", "12 times 12 is 144."],
-    "hedging": ["Probably around 100 °C, I think.", "I believe it was Shakespeare.", "Maybe 144?"],
-    "wrong": ["50 °C.", "Charles Dickens.", "124."],
-    "evasive": ["It depends on many things.", "Many people wrote plays.", "Math is fun!"],
+    "precise": [
+        "100 °C (212 °F) at sea level.",
+        "William Shakespeare.",
+        "144.",
+        "Tokyo.",
+        "Seven.",
+        "Carbon dioxide (CO2).",
+        "Leonardo da Vinci.",
+        "Jupiter.",
+        "60.",
+        "Au.",
+    ],
+    "chatty": [
+        "Water boils at 100 degrees Celsius when you are at sea level, which is 212 F.",
+        "Hamlet was written by William Shakespeare around 1600.",
+        "12 times 12 is 144.",
+        "The capital of Japan is Tokyo, its largest city.",
+        "There are seven continents on Earth.",
+        "Plants absorb carbon dioxide from the air for photosynthesis.",
+        "The Mona Lisa was painted by Leonardo da Vinci in the early 1500s.",
+        "Jupiter is the largest planet in our Solar System.",
+        "An hour has 60 minutes.",
+        "Gold's chemical symbol is Au, from the Latin aurum.",
+    ],
+    "hedging": [
+        "Probably around 100 °C, I think.",
+        "I believe it was Shakespeare.",
+        "Maybe 144?",
+        "Tokyo, if I remember right.",
+        "Seven, I think, depending on how you count.",
+        "Probably carbon dioxide.",
+        "Leonardo da Vinci, I believe.",
+        "Jupiter, most likely.",
+        "Usually 60.",
+        "I think it is Au.",
+    ],
+    "wrong": [
+        "50 °C.",
+        "Charles Dickens.",
+        "124.",
+        "Kyoto.",
+        "Five.",
+        "Oxygen.",
+        "Michelangelo.",
+        "Saturn.",
+        "100.",
+        "Ag.",
+    ],
+    "evasive": [
+        "It depends on many things.",
+        "Many people wrote plays.",
+        "Math is fun!",
+        "Japan has many cities.",
+        "It depends on the definition.",
+        "Plants need many things.",
+        "A famous painter.",
+        "Planets are big.",
+        "Time is relative.",
+        "Chemistry is complex.",
+    ],
 }
 tournament = jw.Tournament(judge=judge, format="adaptive", budget=24, seed=0)
 ranked = tournament.run(questions, candidates)
 ranked.ranking
+"""),
+        md("""
+The intervals are bootstrap intervals over comparisons (both orders of a comparison are resampled together).
+With this few comparisons a candidate often wins every game it plays, where maximum likelihood would put it at
+infinite strength; the fit then uses a weak prior on the strengths for the estimate and every resample alike
+(`ranked.ranking.attrs["penalised"]` says so), and the intervals stay a few logits wide.
 """),
         code("""
 ranked.chart()
