@@ -5,6 +5,7 @@ python notebooks/build_notebooks.py
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import nbformat
@@ -593,7 +594,7 @@ aspect_result.chart()
 `votes` has one row per (item, aspect) with the judge's explanation:
 """),
         code("""
-aspect_result.votes[["item", "judge", "score", "explanation"]]
+aspect_result.votes[["item", "aspect", "score", "explanation"]]
 """),
         md("""
 ## 2. The RAG-quality rubric on "What is the capital of France?"
@@ -815,6 +816,8 @@ def main() -> None:
         notebook.metadata["language_info"] = {"name": "python"}
         nbformat.write(notebook, HERE / f"{name}.ipynb")
         print("wrote", HERE / f"{name}.ipynb")
+    # The committed notebooks are ruff-formatted like the rest of the tree (ruff is in the test extra).
+    subprocess.run(["ruff", "format", "--quiet", *(str(HERE / f"{n}.ipynb") for n in NOTEBOOKS)], check=False)
 
 
 if __name__ == "__main__":
