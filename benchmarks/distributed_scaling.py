@@ -104,7 +104,7 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=16, help="calls in flight per worker")
     parser.add_argument("--shards", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=2, help="alternating runs per setting; the best counts")
-    parser.add_argument("--fast-ms", type=float, default=0.50, help="fast-path CPU ms/call, for the estimate")
+    parser.add_argument("--fast-ms", type=float, default=0.22, help="fast-path CPU ms/call, for the estimate")
     parser.add_argument("--litellm-ms", type=float, default=10.0, help="litellm CPU ms/call, for the estimate")
     args = parser.parse_args()
     calls = 3 * args.items
