@@ -47,17 +47,3 @@ class KillOnceJudge(LengthJudge):
                 session.flush()  # type: ignore[attr-defined]
                 os._exit(1)
         return await super().ajudge(items, session, progress)
-
-
-def schema_aware(body: dict) -> str:
-    """A test-server responder: a verdict with an explanation when the schema asks for one, else a likert score."""
-    import json
-
-    from judgewidgets.testing import hashed_score
-
-    schema = (body.get("response_format") or {}).get("json_schema", {}).get("schema", {})
-    if "verdict" in schema.get("properties", {}):
-        text = body["messages"][-1]["content"]
-        verdict = ("correct", "incorrect", "not sure")[sum(map(ord, text)) % 3]
-        return json.dumps({"explanation": f"Because {len(text)} characters.", "verdict": verdict})
-    return hashed_score(1, 5)(body)

@@ -18,8 +18,9 @@ ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install '
 import judgewidgets as jw  # noqa: E402
 from judgewidgets import distributed  # noqa: E402
 from judgewidgets.testing import OpenAITestServer  # noqa: E402
+from tests.fakes import schema_aware  # noqa: E402
 
-from .judges import KillOnceJudge, LengthJudge, schema_aware  # noqa: E402
+from .judges import KillOnceJudge, LengthJudge  # noqa: E402
 
 _REPO = str(Path(__file__).resolve().parents[2])
 _STARTS = 3  # Ray's raylet gives its agents a fixed 15 s to start; a loaded machine can miss that (ray#65983)

@@ -15,8 +15,9 @@ import judgewidgets as jw
 from judgewidgets import distributed
 from judgewidgets.distributed._shards import OutputStore, cut_shards, load_table, votes_from_frame, votes_to_frame
 from judgewidgets.testing import OpenAITestServer
+from tests.fakes import schema_aware
 
-from .judges import LengthJudge, schema_aware
+from .judges import LengthJudge
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,8 @@ from judgewidgets.engine import (
 )
 from judgewidgets.engine._http_pool import HTTPPool
 from judgewidgets.engine._litellm import CallFailure
-from judgewidgets.testing import FaultPlan, OpenAITestServer, hashed_score, json_score
+from judgewidgets.testing import FaultPlan, OpenAITestServer, json_score
+from tests.fakes import schema_aware
 
 FAST_RETRY = jw.RetryPolicy(initial_delay=0.01, max_delay=0.05)
 SECRET = "sk-test-secret-fast"
@@ -330,16 +331,6 @@ def test_key_never_reaches_results_caches_or_reprs(server: OpenAITestServer, tmp
 
 
 # --- the two paths give the same results -------------------------------------------------------------------------
-
-
-def schema_aware(body: dict) -> str:
-    """A verdict with an explanation when the schema asks for one, else a hashed likert score."""
-    schema = (body.get("response_format") or {}).get("json_schema", {}).get("schema", {})
-    if "verdict" in schema.get("properties", {}):
-        text = body["messages"][-1]["content"]
-        verdict = ("correct", "incorrect", "not sure")[sum(map(ord, text)) % 3]
-        return json.dumps({"explanation": f"Because {len(text)} characters.", "verdict": verdict})
-    return hashed_score(1, 5)(body)
 
 
 # The faults the test server injects at random: 429 with retry-after, 500, 503, malformed JSON, empty completions.
