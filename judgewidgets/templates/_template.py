@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Sequence
@@ -13,7 +14,6 @@ from .._errors import ConfigurationError
 from ._parse import find_json_object, first_number, match_label
 
 _TAGS = ("question", "response", "reference", "context", "example")
-_SCHEMA_TEXTS: dict[tuple[Any, ...], str] = {}  # schema_text's memo, keyed on every field the schema depends on
 
 
 class Template(BaseModel):
@@ -63,44 +63,17 @@ class Template(BaseModel):
 
     def output_model(self, explanations: bool) -> type[BaseModel]:
         """The pydantic model of the judge's answer; its field descriptions are the schema the judge reads."""
-        fields: dict[str, Any] = {}
-        if explanations:
-            fields["explanation"] = (
-                str,
-                Field(description="Brief reasoning for the verdict, citing the response; written before it."),
-            )
-        if self.choices is not None:
-            labels = tuple(self.choices)
-            fields["verdict"] = (
-                Literal[labels],  # type: ignore[valid-type]
-                Field(description=self.score_description or f"Exactly one of: {', '.join(labels)}."),
-            )
-        else:
-            low, high = self.scale  # type: ignore[misc]
-            kind: type = int if self.integer else float
-            fields["score"] = (
-                kind,
-                Field(
-                    ge=kind(low),
-                    le=kind(high),
-                    description=self.score_description
-                    or f"The score, from {_fmt(low)} (worst) to {_fmt(high)} (best).",
-                ),
-            )
-        return create_model(f"{self.name.title().replace('_', '')}Verdict", **fields)
+        labels = tuple(self.choices) if self.choices is not None else None
+        return _output_model(self.name, labels, self.scale, self.integer, self.score_description, explanations)
 
     def json_schema(self, explanations: bool) -> dict[str, Any]:
-        schema = self.output_model(explanations).model_json_schema()
-        schema["additionalProperties"] = False
-        return schema
+        return _json_schema(self.output_model(explanations))
 
     def schema_text(self, explanations: bool) -> str:
-        """The answer schema as compact JSON, memoised: building it takes milliseconds and every prompt shows it."""
-        key = (self.name, tuple(self.choices or ()), self.scale, self.integer, self.score_description, explanations)
-        text = _SCHEMA_TEXTS.get(key)
-        if text is None:
-            text = _SCHEMA_TEXTS[key] = json.dumps(self.json_schema(explanations), separators=(",", ":"))
-        return text
+        """The answer schema as compact JSON: building it takes milliseconds and every prompt shows it, so the
+        text is computed once per distinct schema (a bounded cache keyed on every field the schema depends on)."""
+        labels = tuple(self.choices) if self.choices is not None else None
+        return _schema_text(self.name, labels, self.scale, self.integer, self.score_description, explanations)
 
     def messages(
         self,
@@ -245,6 +218,58 @@ class Anchor(BaseModel):
     response: str
     score: float | str
     explanation: str | None = None
+
+
+def _output_model(
+    name: str,
+    labels: tuple[str, ...] | None,
+    scale: tuple[float, float] | None,
+    integer: bool,
+    score_description: str | None,
+    explanations: bool,
+) -> type[BaseModel]:
+    fields: dict[str, Any] = {}
+    if explanations:
+        fields["explanation"] = (
+            str,
+            Field(description="Brief reasoning for the verdict, citing the response; written before it."),
+        )
+    if labels is not None:
+        fields["verdict"] = (
+            Literal[labels],  # type: ignore[valid-type]
+            Field(description=score_description or f"Exactly one of: {', '.join(labels)}."),
+        )
+    else:
+        low, high = scale  # type: ignore[misc]
+        kind: type = int if integer else float
+        fields["score"] = (
+            kind,
+            Field(
+                ge=kind(low),
+                le=kind(high),
+                description=score_description or f"The score, from {_fmt(low)} (worst) to {_fmt(high)} (best).",
+            ),
+        )
+    return create_model(f"{name.title().replace('_', '')}Verdict", **fields)
+
+
+def _json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    schema = model.model_json_schema()
+    schema["additionalProperties"] = False
+    return schema
+
+
+@functools.lru_cache(maxsize=256)
+def _schema_text(
+    name: str,
+    labels: tuple[str, ...] | None,
+    scale: tuple[float, float] | None,
+    integer: bool,
+    score_description: str | None,
+    explanations: bool,
+) -> str:
+    model = _output_model(name, labels, scale, integer, score_description, explanations)
+    return json.dumps(_json_schema(model), separators=(",", ":"))
 
 
 def fence(tag: str, text: str) -> str:
