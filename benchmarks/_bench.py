@@ -86,3 +86,14 @@ def litellm_call(base_url: str, concurrency: int) -> Callable[[str, str], Awaita
             return reply.choices[0].message.content
 
     return call
+
+
+async def settle_litellm_logging() -> None:
+    """Wait until litellm's background logging of the calls made so far is done: called inside a litellm run's
+    timing, it charges that work to the run that caused it, instead of leaving a backlog that litellm carries onto
+    the next run's event loop (where it would slow, and be charged to, whatever runs next)."""
+    from litellm.litellm_core_utils import logging_worker
+
+    worker = getattr(logging_worker, "GLOBAL_LOGGING_WORKER", None)
+    if worker is not None and hasattr(worker, "flush"):
+        await worker.flush()

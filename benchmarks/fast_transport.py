@@ -31,7 +31,7 @@ from collections.abc import Awaitable, Callable
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from _bench import JUDGES, Run, bench_panel, items, litellm_call
+from _bench import JUDGES, Run, bench_panel, items, litellm_call, settle_litellm_logging
 
 import judgewidgets as jw
 from judgewidgets._runner import private_loop_kind
@@ -71,8 +71,13 @@ async def bare_litellm(base_url: str, n: int, concurrency: int) -> Run:
         prompts, responses = items(k)
         return asyncio.gather(*(call(p, r) for _ in JUDGES for p, r in zip(prompts, responses)))
 
+    async def work() -> None:
+        await batch(n)
+        await settle_litellm_logging()
+
     await batch(50)  # warm up
-    return await timed("bare litellm.acompletion", 3 * n, lambda: batch(n))
+    await settle_litellm_logging()
+    return await timed("bare litellm.acompletion", 3 * n, work)
 
 
 async def raw_aiohttp(base_url: str, n: int, concurrency: int) -> Run:
@@ -132,10 +137,12 @@ async def our_panel(
     panel = bench_panel(base_url, concurrency, transport=transport)
     prompts, responses = items(n)
     await panel.ascore(prompts[:50], responses[:50], progress=False)  # warm up
+    await settle_litellm_logging()
     result: list[jw.PanelResult] = []
 
     async def work() -> None:
         result.append(await panel.ascore(prompts, responses, progress=False))
+        await settle_litellm_logging()  # a no-op on the fast path, which does not go through litellm
 
     return await timed(name, 3 * n, work), result[0]
 

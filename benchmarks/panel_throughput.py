@@ -20,7 +20,7 @@ from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from _bench import Run, bench_panel, items, litellm_call
+from _bench import Run, bench_panel, items, litellm_call, settle_litellm_logging
 
 import judgewidgets as jw
 from judgewidgets.testing import FaultPlan, OpenAITestServer
@@ -30,8 +30,10 @@ async def bare_litellm(base_url: str, n: int, judges: int, concurrency: int) -> 
     call = litellm_call(base_url, concurrency)
     prompts, responses = items(n)
     await asyncio.gather(*(call(p, r) for p, r in zip(prompts[:50], responses[:50])))  # warm up
+    await settle_litellm_logging()
     cpu, wall = time.process_time(), time.perf_counter()
     await asyncio.gather(*(call(p, r) for _ in range(judges) for p, r in zip(prompts, responses)))
+    await settle_litellm_logging()
     return Run("bare litellm.acompletion", n * judges, time.perf_counter() - wall, time.process_time() - cpu)
 
 
@@ -44,8 +46,10 @@ async def judgewidgets_panel(
         base_url, concurrency, transport=transport, retry=jw.RetryPolicy(initial_delay=0.05, max_retries=3)
     )
     await panel.ascore(prompts[:50], responses[:50], progress=False)  # warm up
+    await settle_litellm_logging()
     cpu, wall = time.process_time(), time.perf_counter()
     result = await panel.ascore(prompts, responses, progress=False)
+    await settle_litellm_logging()
     name = "judgewidgets LLMPanel on litellm" if transport == "litellm" else "judgewidgets LLMPanel, default"
     return Run(name, n * 3, time.perf_counter() - wall, time.process_time() - cpu), result
 
