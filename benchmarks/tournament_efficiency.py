@@ -25,10 +25,17 @@ random, balanced set of distinct pairs — the fair non-adaptive baseline, not c
   both their orders; nominal 0.95).
 Ratios divide each format's comparisons by round robin's on the same measure.
 
-Reference row oracle-fixed: for each budget b, the allocation of b comparisons over pairs that minimises the
-expected number of misordered pairs when the TRUE strengths are known (normal approximation of the fit,
-exponentiated-gradient search), played as one fixed schedule. No format can know the truth; the row shows how
-much choosing pairs well can save at all, before any sequential luck, and so bounds what to expect.
+Reference rows (even strengths only), which no real format can play because they know the truth:
+- oracle-sequential: the adaptive format's own pair choice, one comparison at a time, with the posterior
+  replaced by the truth (mean = true strengths, covariance = inverse Fisher information at the truth);
+- oracle-fixed: for each budget b, the allocation of b comparisons over pairs that minimises the expected
+  number of misordered pairs when the true strengths are known (normal approximation of the fit,
+  exponentiated-gradient search), played as one fixed schedule.
+Together they show how much choosing pairs well can save at all in this simulation, and so what to expect of
+any adaptive format.
+
+`--strengths normal` draws each run's strengths from a normal distribution instead (uneven gaps and near-ties,
+as on real leaderboards), with the same expected range.
 """
 
 from __future__ import annotations
@@ -39,7 +46,8 @@ import time
 import numpy as np
 
 from judgewidgets.pairwise import Adaptive, BradleyTerry, RoundRobin, Swiss, TournamentState, kendall_tau
-from judgewidgets.pairwise._adaptive import order_information
+from judgewidgets.pairwise._adaptive import _most_valuable as most_valuable
+from judgewidgets.pairwise._adaptive import order_information, warm_start
 
 K = 16
 POSITION_BIAS = 0.5
@@ -61,7 +69,33 @@ def judge(rng: np.random.Generator, strengths: np.ndarray, a: np.ndarray, b: np.
     return out
 
 
-def new_format(name: str):  # type: ignore[no-untyped-def]
+class TruthInformed(Adaptive):
+    """The adaptive format's pair choice, one comparison at a time, told the TRUE strengths: its mean is the
+    truth and its covariance the inverse Fisher information of the comparisons played so far, at the truth."""
+
+    def __init__(self, strengths: np.ndarray) -> None:
+        super().__init__(settled=0.0, explore=0.0)
+        self.strengths = strengths
+
+    def propose(self, state: TournamentState, remaining: int) -> list[tuple[int, int, int]]:
+        if state.comparisons == 0:
+            return warm_start(state)[:remaining]
+        first, second = np.triu_indices(K, 1)
+        diff = self.strengths[first] - self.strengths[second]
+        info = order_information(diff, POSITION_BIAS)
+        design = np.zeros((len(first), K))
+        design[np.arange(len(first)), first] = 1.0
+        design[np.arange(len(first)), second] = -1.0
+        played = state.used[first, second] * info
+        cov = np.linalg.inv(design.T @ (played[:, None] * design) + self.prior * np.eye(K))
+        best = most_valuable(cov, first, second, np.abs(diff), info, np.arange(len(first)), K)
+        i, j = int(first[best]), int(second[best])
+        return [(i, j, state.next_question(i, j))]
+
+
+def new_format(name: str, strengths: np.ndarray):  # type: ignore[no-untyped-def]
+    if name == "oracle-sequential":
+        return TruthInformed(strengths)
     return {"round_robin": RoundRobin(), "swiss": Swiss(), "adaptive": Adaptive(settled=0.0)}[name]
 
 
@@ -70,7 +104,7 @@ def play(
 ) -> tuple[np.ndarray, np.ndarray]:
     """τ every STEP comparisons up to the horizon, and which true strengths the final intervals cover."""
     rng = np.random.default_rng(seed)
-    pairing = new_format(format_name)
+    pairing = new_format(format_name, strengths)
     state = TournamentState([f"c{i}" for i in range(K)], n_questions=100_000, rng=rng)
     taus = np.full(horizon // STEP, np.nan)
     while state.comparisons < horizon:
@@ -125,6 +159,12 @@ def play_oracle(seed: int, strengths: np.ndarray, weights: dict[int, np.ndarray]
     return taus
 
 
+def truth(seed: int, spread: float) -> np.ndarray:
+    """A run's true strengths for --strengths normal: K draws from N(0, (spread / 1.77)²), so their expected
+    range matches the even design's 2·spread, with the uneven gaps of a real leaderboard."""
+    return np.random.default_rng([seed, 7]).normal(0.0, spread / 1.77, K)
+
+
 def summarise(taus: np.ndarray, grid: np.ndarray) -> tuple[float, float, float]:
     """(median-curve, stays, first-hit) comparisons to τ ≥ TARGET; inf when not reached within the horizon."""
     median = np.nanmedian(taus, axis=0)
@@ -145,30 +185,38 @@ def main() -> None:
     parser.add_argument("--horizon", type=int, default=480)
     parser.add_argument("--bootstrap", type=int, default=500)
     parser.add_argument("--no-oracle", action="store_true", help="skip the oracle-fixed reference row")
+    parser.add_argument("--strengths", choices=("even", "normal"), default="even")
     args = parser.parse_args()
     strengths = np.linspace(-args.spread, args.spread, K)
+    draw = args.strengths == "normal"
     grid = STEP * np.arange(1, args.horizon // STEP + 1)
     print(
-        f"{K} candidates, strengths evenly spaced on [-{args.spread}, {args.spread}], position bias "
+        f"{K} candidates, strengths "
+        + (f"drawn per run from N(0, {args.spread / 1.77:.2f}²)" if draw else f"evenly spaced on ±{args.spread}")
+        + f", position bias "
         f"{POSITION_BIAS} logits, tie propensity {TIE_PROPENSITY}, {args.runs} runs, horizon {args.horizon}, "
         f"{args.bootstrap} bootstrap resamples; comparisons to Kendall τ ≥ {TARGET}\n"
     )
     print(
-        f"{'format':<14}{'median-curve':>13}{'stays':>7}{'first-hit':>10}{'tau@horizon':>12}{'coverage':>9}{'time':>7}"
+        f"{'format':<18}{'median-curve':>13}{'stays':>7}{'first-hit':>10}{'tau@horizon':>12}{'coverage':>9}{'time':>7}"
     )
     needed: dict[str, tuple[float, float, float]] = {}
-    for format_name in ("round_robin", "swiss", "adaptive"):
+    oracles = not args.no_oracle and not draw
+    for format_name in ("round_robin", "swiss", "adaptive") + (("oracle-sequential",) if oracles else ()):
         started = time.perf_counter()
-        outcomes = [play(format_name, seed, strengths, args.horizon, args.bootstrap) for seed in range(args.runs)]
+        outcomes = [
+            play(format_name, seed, truth(seed, args.spread) if draw else strengths, args.horizon, args.bootstrap)
+            for seed in range(args.runs)
+        ]
         taus = np.array([t for t, _ in outcomes])
         covered = np.array([c for _, c in outcomes])
         needed[format_name] = summarise(taus, grid)
         curve, stays, first = needed[format_name]
         print(
-            f"{format_name:<14}{curve:>13.0f}{stays:>7.0f}{first:>10.0f}{np.nanmedian(taus[:, -1]):>12.3f}"
+            f"{format_name:<18}{curve:>13.0f}{stays:>7.0f}{first:>10.0f}{np.nanmedian(taus[:, -1]):>12.3f}"
             f"{covered.mean():>9.3f}{time.perf_counter() - started:>6.0f}s"
         )
-    if not args.no_oracle:
+    if oracles:
         started = time.perf_counter()
         budgets = range(STEP, min(ORACLE_UP_TO, args.horizon) + 1, STEP)
         weights = {b: oracle_allocation(strengths, b) for b in budgets}
@@ -177,7 +225,7 @@ def main() -> None:
         curve = grid[: len(median)][np.argmax(median >= TARGET)] if (median >= TARGET).any() else np.inf
         needed["oracle-fixed"] = (float(curve), np.nan, np.nan)
         elapsed = time.perf_counter() - started
-        print(f"{'oracle-fixed':<14}{curve:>13.0f}{'-':>7}{'-':>10}{'-':>12}{'-':>9}{elapsed:>6.0f}s")
+        print(f"{'oracle-fixed':<18}{curve:>13.0f}{'-':>7}{'-':>10}{'-':>12}{'-':>9}{elapsed:>6.0f}s")
     print("\nratio to round robin   median-curve   stays   first-hit")
     base = needed["round_robin"]
     for name in [n for n in needed if n != "round_robin"]:

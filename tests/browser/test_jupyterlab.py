@@ -1,6 +1,8 @@
 """A real JupyterLab in headless Chromium: open the quickstart, run every cell, check that the widget and the
-charts render, click the panel builder's Run button and wait for its table. Screenshots go to the folder
-printed at the start (artifacts/screenshots by default, `$JUDGEWIDGETS_SCREENSHOTS` to move it)."""
+charts render, click the panel builder's Run button and wait for its table; then a gallery notebook of the other
+widgets (disagreement explorer, tournament view, review queue, live convergence chart) on loopback test-server
+judges, driven by clicks. Screenshots go to the folder printed at the start (artifacts/screenshots by default,
+`$JUDGEWIDGETS_SCREENSHOTS` to move it)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -37,10 +40,16 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+class Lab(NamedTuple):
+    url: str
+    root: Path  # the folder JupyterLab serves
+
+
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     workdir = tmp_path_factory.mktemp("lab")
     shutil.copytree(ROOT / "notebooks", workdir / "notebooks")
+    _write_gallery(workdir / "notebooks" / "widget_gallery.ipynb")
     port = _free_port()
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(workdir / ".jupyter"), "JUPYTER_RUNTIME_DIR": str(workdir / "rt")}
     server = subprocess.Popen(
@@ -75,7 +84,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     else:
         server.kill()
         raise RuntimeError("JupyterLab did not start within 120 s")
-    yield base
+    yield Lab(base, workdir / "notebooks")
     server.terminate()
     try:
         server.wait(20)
@@ -84,7 +93,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def page(lab: str) -> Iterator[object]:
+def page(lab: Lab) -> Iterator[object]:
     SHOTS.mkdir(parents=True, exist_ok=True)
     print(f"\nscreenshots: {SHOTS}")
     with playwright_api.sync_playwright() as p:
@@ -115,17 +124,25 @@ def _wait_idle(page, timeout_s: float) -> None:  # type: ignore[no-untyped-def]
     raise AssertionError(f"cells still running after {timeout_s} s")
 
 
-def test_quickstart_runs_and_renders(page, lab: str) -> None:  # type: ignore[no-untyped-def]
-    page.goto(f"{lab}/lab/tree/quickstart.ipynb?token={TOKEN}")
+def _open_and_run_all(page, lab: Lab, notebook: str, timeout_s: float) -> None:  # type: ignore[no-untyped-def]
+    page.goto(f"{lab.url}/lab/tree/{notebook}?token={TOKEN}")
     page.wait_for_selector(".jp-NotebookPanel", timeout=120_000)
     page.wait_for_selector(".jp-Notebook-cell", timeout=60_000)
     page.wait_for_selector("text=Python 3 (ipykernel) | Idle", timeout=120_000)
     _run_all(page)
-    _wait_idle(page, 1500)
-    page.screenshot(path=str(SHOTS / "quickstart-after-run-all.png"), full_page=True)
+    _wait_idle(page, timeout_s)
+
+
+def _assert_no_tracebacks(page) -> None:  # type: ignore[no-untyped-def]
     errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr'] .jp-RenderedText")
     tracebacks = [t for t in errors.all_inner_texts() if "Traceback" in t or "Error" in t.split("\n")[0]]
     assert not tracebacks, tracebacks[:2]
+
+
+def test_quickstart_runs_and_renders(page, lab: Lab) -> None:  # type: ignore[no-untyped-def]
+    _open_and_run_all(page, lab, "quickstart.ipynb", 1500)
+    page.screenshot(path=str(SHOTS / "quickstart-after-run-all.png"), full_page=True)
+    _assert_no_tracebacks(page)
     assert page.locator(".vega-embed").count() >= 2, "the panel chart and the %%judge chart should render"
     assert page.locator(".jp-RenderedHTMLCommon table.dataframe").count() >= 2
     builder = page.locator(".judgewidgets-panel-builder")
@@ -139,3 +156,126 @@ def test_quickstart_runs_and_renders(page, lab: str) -> None:  # type: ignore[no
     builder.scroll_into_view_if_needed()
     page.screenshot(path=str(SHOTS / "quickstart-panel-builder-result.png"))
     assert builder.locator("table.dataframe tbody tr").count() == 4
+
+
+# The gallery's judges answer from loopback test servers: a likert score hashed from the model and the request
+# (so judges disagree),
+# a pairwise judge that prefers the answer of higher stated quality, and noisy likert scores for the live chart.
+GALLERY_CELLS = [
+    """%load_ext judgewidgets
+import hashlib
+import json
+import random
+import re
+
+import pandas as pd
+
+import judgewidgets as jw
+from judgewidgets.jupyter import LiveConvergence
+from judgewidgets.testing import OpenAITestServer
+
+
+def by_model(body):
+    text = body["model"] + body["messages"][-1]["content"]
+    score = 1 + int(hashlib.sha256(text.encode()).hexdigest(), 16) % 5
+    return json.dumps({"explanation": f"{body['model']} gives {score} of 5.", "score": score})
+
+
+def prefers_quality(body):
+    text = body["messages"][-1]["content"]
+    first, second = (int(q) for q in re.findall(r"quality (\\d+)", text)[:2])
+    verdict = "A" if first > second else "B" if second > first else "tie"
+    return json.dumps({"verdict": verdict, "confidence": 0.8})
+
+
+rng = random.Random(0)
+likert = OpenAITestServer(by_model).start()
+pairwise = OpenAITestServer(prefers_quality).start()
+noisy = OpenAITestServer(lambda body: json.dumps({"score": rng.randint(2, 5)}), latency=0.05).start()
+data = pd.DataFrame(
+    {
+        "question": [f"Question {i}: what is {i} + {i}?" for i in range(6)],
+        "answer": [f"It is {2 * i + (i % 3 == 0)}." for i in range(6)],
+    }
+)""",
+    """panel = jw.LLMPanel(
+    [
+        jw.LLMJudge(f"openai/judge-{name}", name=name, api_base=likert.base_url, api_key="sk-test", explanations=True)
+        for name in ("strict", "lenient", "third")
+    ]
+)
+result = panel.score(data["question"], data["answer"])
+jw.DisagreementExplorer(result)""",
+    """questions = [f"Question {i}" for i in range(4)]
+candidates = {f"v{q}": [f"Answer {i} of v{q} (quality {q})" for i in range(4)] for q in range(1, 5)}
+judge = jw.PairwiseJudge("openai/pairwise", api_base=pairwise.base_url, api_key="sk-test")
+ranked = jw.Tournament(judge, format="round_robin", seed=0, bootstrap=200).run(questions, candidates)
+jw.TournamentView(ranked)""",
+    """jw.ReviewQueue(result, jw.ReviewPolicy(max_disagreement=0.2))""",
+    """live = LiveConvergence()
+display(live.widget)
+rater = jw.SequentialRater(
+    judges=[jw.LLMJudge("openai/noisy", api_base=noisy.base_url, api_key="sk-test", cache=False)],
+    scale=(1, 5),
+    K=3,
+    pilot=5,
+    max_samples=60,
+)
+rating = rater.rate("What is 2 + 2?", "4", on_update=live.update)
+print(f"live chart redrawn {live.updates} times in place; final n = {rating.n}")""",
+]
+
+
+def _write_gallery(path: Path) -> None:
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in GALLERY_CELLS]
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    nbformat.write(notebook, path)
+
+
+def test_widget_gallery_renders_and_responds(page, lab: Lab) -> None:  # type: ignore[no-untyped-def]
+    _open_and_run_all(page, lab, "widget_gallery.ipynb", 300)
+    page.screenshot(path=str(SHOTS / "gallery-after-run-all.png"), full_page=True)
+    _assert_no_tracebacks(page)
+
+    explorer = page.locator(".judgewidgets-explorer")
+    explorer.wait_for(timeout=60_000)
+    explorer.locator(".vega-embed").first.wait_for(timeout=60_000)
+    picker = explorer.locator("select")
+    last = picker.locator("option").last
+    picker.select_option(value=last.get_attribute("value"))
+    chosen = last.inner_text().split("·")[-1].strip()
+    details = explorer.locator(".widget-html").last
+    playwright_api.expect(details).to_contain_text(chosen, timeout=30_000)
+    assert details.locator("table tr").count() == 4, "a header and one row per judge"
+    explorer.scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "gallery-disagreement-explorer.png"))
+
+    tournament = page.locator(".judgewidgets-tournament")
+    tournament.scroll_into_view_if_needed()
+    tournament.locator(".vega-embed").nth(1).wait_for(timeout=60_000)
+    ranking = tournament.locator("table tbody tr")
+    assert ranking.count() == 4
+    assert ranking.first.inner_text().split()[0] == "v4", "the highest-quality variant ranks first"
+    page.screenshot(path=str(SHOTS / "gallery-tournament-view.png"))
+
+    queue = page.locator(".judgewidgets-review-queue")
+    queue.scroll_into_view_if_needed()
+    assert "flagged" in queue.inner_text()
+    queue.locator("button:has-text('fail')").click()
+    queue.locator("text=Agreement with your labels").wait_for(timeout=30_000)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.judgewidgets-review-queue td')].some(td => td.innerText.trim() === '1')",
+        timeout=30_000,
+    )
+    page.screenshot(path=str(SHOTS / "gallery-review-queue.png"))
+
+    redrawn = page.locator("text=/live chart redrawn \\d+ times in place/")
+    redrawn.wait_for(timeout=60_000)
+    assert int(redrawn.inner_text().split()[3]) > 1
+    live_output = redrawn.locator("xpath=ancestor::div[contains(@class, 'jp-Cell')]")
+    live_output.scroll_into_view_if_needed()
+    assert live_output.locator(".vega-embed").count() == 1, "one chart, updated in place"
+    page.screenshot(path=str(SHOTS / "gallery-live-convergence.png"))
