@@ -9,6 +9,8 @@ from typing import Any
 
 import pandas as pd
 
+from ._chart_widget import chart_widget
+
 
 class DisagreementModel:
     """The explorer's logic over a PanelResult: items ranked by disagreement, and each judge's view of one."""
@@ -47,7 +49,7 @@ class DisagreementExplorer:
         heat = chart.hconcat[0]
         pick = alt.selection_point(name="pick", fields=["item"], on="click")
         heat.layer[0] = heat.layer[0].add_params(pick)
-        self.chart = alt.JupyterChart(chart)
+        self.chart = chart_widget(chart)
         self.picker = w.Dropdown(
             options=[(self.model.label(i), i) for i in self.model.ranked_items()],
             description="item",

@@ -6,6 +6,8 @@ import threading
 import time
 from typing import Any
 
+from ._chart_widget import chart_widget
+
 _MIN_INTERVAL_S = 0.25
 
 
@@ -16,10 +18,8 @@ class LiveConvergence:
     """
 
     def __init__(self, min_interval: float = _MIN_INTERVAL_S) -> None:
-        import altair as alt
         import ipywidgets as widgets
 
-        self._alt = alt
         self.status = widgets.HTML("<i>waiting for the first judgments…</i>")
         self.chart: Any = None
         self.widget = widgets.VBox([self.status])
@@ -38,7 +38,7 @@ class LiveConvergence:
             self._last = now
             chart = snapshot.chart()
             if self.chart is None:
-                self.chart = self._alt.JupyterChart(chart)
+                self.chart = chart_widget(chart)
                 self.widget.children = (self.status, self.chart)
             else:
                 self.chart.chart = chart

@@ -19,6 +19,7 @@ from traitlets import Int, List, Unicode
 
 from .._errors import JudgeWidgetsError
 from ._cell import parse_items, parse_tournament
+from ._chart_widget import EMBED_OPTIONS
 
 _MODES = ("score", "rubric", "pairwise", "tournament", "sequential")
 
@@ -324,7 +325,7 @@ def use_offline_charts() -> bool:
     import altair as alt
 
     alt.JupyterChart.enable_offline()
-    alt.renderers.enable("jupyter", offline=True)
+    alt.renderers.enable("jupyter", offline=True, embed_options=dict(EMBED_OPTIONS))
     return True
 
 

@@ -10,6 +10,7 @@ import pandas as pd
 
 from .._errors import InputError
 from .._review import ReviewPolicy
+from ._chart_widget import chart_widget
 from ._explorer import _score
 
 
@@ -17,12 +18,11 @@ class TournamentView:
     """Ranking with intervals, the win-rate matrix and the ranking table of a TournamentResult."""
 
     def __init__(self, result: Any) -> None:
-        import altair as alt
         import ipywidgets as w
 
         self.result = result
-        self.ratings = alt.JupyterChart(result.ratings_chart())
-        self.matrix = alt.JupyterChart(result.win_matrix_chart())
+        self.ratings = chart_widget(result.ratings_chart())
+        self.matrix = chart_widget(result.win_matrix_chart())
         table = w.HTML(result.ranking.to_html(index=False, float_format=lambda v: f"{v:.2f}"))
         self.widget = w.VBox([w.HBox([self.ratings, self.matrix]), table])
         self.widget.add_class("judgewidgets-tournament")

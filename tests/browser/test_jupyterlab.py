@@ -50,6 +50,9 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     workdir = tmp_path_factory.mktemp("lab")
     shutil.copytree(ROOT / "notebooks", workdir / "notebooks")
     _write_gallery(workdir / "notebooks" / "widget_gallery.ipynb")
+    settings = workdir / ".jupyter" / "lab" / "user-settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True)  # no "get notified about Jupyter news?" toast over the screenshots
+    (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false", "checkForUpdates": false}')
     port = _free_port()
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(workdir / ".jupyter"), "JUPYTER_RUNTIME_DIR": str(workdir / "rt")}
     server = subprocess.Popen(
@@ -125,12 +128,21 @@ def _wait_idle(page, timeout_s: float) -> None:  # type: ignore[no-untyped-def]
 
 
 def _open_and_run_all(page, lab: Lab, notebook: str, timeout_s: float) -> None:  # type: ignore[no-untyped-def]
-    page.goto(f"{lab.url}/lab/tree/{notebook}?token={TOKEN}")
+    """Open `notebook` alone in its own workspace, wait for its kernel, run every cell, wait until all ran."""
+    workspace = notebook.removesuffix(".ipynb").replace("_", "-")
+    page.goto(f"{lab.url}/lab/workspaces/{workspace}/tree/{notebook}?reset&token={TOKEN}")
     page.wait_for_selector(".jp-NotebookPanel", timeout=120_000)
     page.wait_for_selector(".jp-Notebook-cell", timeout=60_000)
     page.wait_for_selector("text=Python 3 (ipykernel) | Idle", timeout=120_000)
-    _run_all(page)
+    not_run = page.locator(".jp-CodeCell .jp-InputArea-prompt:has-text('[ ]')")
+    deadline = time.monotonic() + 120
+    while True:  # "Idle" can show a moment before the kernel takes requests; Run All then queues nothing
+        _run_all(page)
+        time.sleep(3)
+        if not_run.count() == 0 or time.monotonic() > deadline:
+            break
     _wait_idle(page, timeout_s)
+    assert not_run.count() == 0, f"{not_run.count()} cells of {notebook} never ran"
 
 
 def _assert_no_tracebacks(page) -> None:  # type: ignore[no-untyped-def]
@@ -240,6 +252,11 @@ def test_widget_gallery_renders_and_responds(page, lab: Lab) -> None:  # type: i
     page.screenshot(path=str(SHOTS / "gallery-after-run-all.png"), full_page=True)
     _assert_no_tracebacks(page)
 
+    drawn = page.evaluate(
+        """() => [...document.querySelectorAll('.vega-embed')].map(e => e.querySelector('canvas') !== null)"""
+    )
+    assert drawn and all(drawn), "every chart is drawn on canvas (SVG legends share gradient ids across charts)"
+
     explorer = page.locator(".judgewidgets-explorer")
     explorer.wait_for(timeout=60_000)
     explorer.locator(".vega-embed").first.wait_for(timeout=60_000)
@@ -275,7 +292,7 @@ def test_widget_gallery_renders_and_responds(page, lab: Lab) -> None:  # type: i
     redrawn = page.locator("text=/live chart redrawn \\d+ times in place/")
     redrawn.wait_for(timeout=60_000)
     assert int(redrawn.inner_text().split()[3]) > 1
-    live_output = redrawn.locator("xpath=ancestor::div[contains(@class, 'jp-Cell')]")
+    live_output = redrawn.locator("xpath=ancestor::div[contains(concat(' ', @class, ' '), ' jp-CodeCell ')]")
     live_output.scroll_into_view_if_needed()
     assert live_output.locator(".vega-embed").count() == 1, "one chart, updated in place"
     page.screenshot(path=str(SHOTS / "gallery-live-convergence.png"))

@@ -115,6 +115,13 @@ def test_disagreement_explorer(server: OpenAITestServer) -> None:
     assert "Mars" in explorer.details.value and "InternalServerError" in explorer.details.value
 
 
+def test_chart_widgets_draw_on_canvas(server: OpenAITestServer) -> None:
+    """On SVG, every chart widget's copy of vega names its legend gradient "gradient_0": on a page with two
+    legends the second shows the first's colours (seen in a real browser). Canvas has no such ids."""
+    explorer = jw.DisagreementExplorer(_panel_result(server))
+    assert explorer.chart.embed_options == {"renderer": "canvas"}
+
+
 def test_review_queue_labels_and_agreement(server: OpenAITestServer) -> None:
     result = _panel_result(server)
     model = ReviewQueueModel(result, jw.ReviewPolicy(max_disagreement=0.1, min_score=0.99))
