@@ -311,10 +311,12 @@ r.winner, r.consistent, r.confidence
 """),
         md("""
 ## Accuracy and position bias on LLMBar
-LLMBar's Natural set (Zeng et al., 2023; MIT) has instruction-following pairs with a gold label. A slice of it:
+LLMBar's Natural set (Zeng et al., 2023; MIT) has instruction-following pairs with a gold label. A slice of
+its short pairs (under 400 characters in all, so the local judge gets through them in a few minutes):
 """),
         code("""
-llmbar = pd.read_json("data/llmbar_natural.jsonl", lines=True).head(8)
+llmbar = pd.read_json("data/llmbar_natural.jsonl", lines=True)
+llmbar = llmbar[llmbar[["input", "output_1", "output_2"]].apply(lambda c: c.str.len()).sum(axis=1) < 400].head(8)
 pairs = pd.DataFrame(
     {
         "question": llmbar["input"],
@@ -331,6 +333,12 @@ print("accuracy:", (compared["winner"] == compared["label"]).mean())
 jw.position_bias(compared)
 """),
         md("""
+Read the bias table before the accuracy. A first-slot preference near 1 means the judge chose whichever answer
+it read first, in both orders: each such pair becomes an inconsistent tie (consistency near 0) rather than a
+win decided by position, and `accuracy` counts a tie as a miss. `accuracy` in the table scores each order's
+verdict separately, which a slot-biased judge gets right about half the time by luck. The 1.5B embedded judge
+is this biased on LLMBar; point `PairwiseJudge` at a hosted model (below) for verdicts worth ranking with.
+
 ## Ratings from recorded battles
 `jw.bradley_terry` takes any table of (model_a, model_b, winner) — here Arena-Hard's 1,348 judged battles.
 """),
@@ -505,10 +513,12 @@ print("Krippendorff α:", jw.agreement.krippendorff_alpha(humans, level="nominal
 The authors report pairwise Cohen κ 0.85 / 0.88 / 0.86; the numbers above are computed from their file.
 
 ## The embedded judge against the human majority
+Eight of the short pairs (under 400 characters in all), so the local judge gets through them in a few minutes.
 """),
         code("""
-sample = pandalm.head(8)
-majority = humans.head(8).mode(axis=1)[0].map({0: "tie", 1: "A", 2: "B"})
+texts = pandalm[["instruction", "input", "response1", "response2"]].fillna("")
+sample = pandalm[texts.apply(lambda column: column.str.len()).sum(axis=1) < 400].head(8)
+majority = humans.loc[sample.index].mode(axis=1)[0].map({0: "tie", 1: "A", 2: "B"})
 pairs = pd.DataFrame({
     "question": sample["instruction"] + "\\n" + sample["input"].fillna(""),
     "response_a": sample["response1"], "response_b": sample["response2"], "label": majority,
@@ -516,6 +526,15 @@ pairs = pd.DataFrame({
 judged = jw.PairwiseJudge("local").compare_many(pairs)
 print("agreement with the human majority:", jw.agreement.accuracy(judged["winner"], judged["label"]))
 judged[["winner", "label", "consistent"]]
+"""),
+        md("""
+Expect this small judge to score poorly here. When it prefers whichever answer it reads first, it picks
+slot A in both orders; mapped back, the two verdicts disagree, so the pair becomes an inconsistent tie instead
+of being decided by position. `jw.position_bias` shows it: consistency is the share of pairs whose two orders
+agree, first-slot preference the share of verdicts that chose the first slot (0.5 is unbiased).
+"""),
+        code("""
+jw.position_bias(judged)[["judge", "n_pairs", "consistency", "first_slot_preference"]]
 """),
         md("""
 ## Calibrating with anchors
