@@ -6,7 +6,7 @@ import functools
 import json
 import math
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
@@ -63,8 +63,11 @@ class Template(BaseModel):
 
     def output_model(self, explanations: bool) -> type[BaseModel]:
         """The pydantic model of the judge's answer; its field descriptions are the schema the judge reads."""
+        return _output_model(self._answer_shape(), explanations)
+
+    def _answer_shape(self) -> _AnswerShape:
         labels = tuple(self.choices) if self.choices is not None else None
-        return _output_model(self.name, labels, self.scale, self.integer, self.score_description, explanations)
+        return _AnswerShape(self.name, labels, self.scale, self.integer, self.score_description)
 
     def json_schema(self, explanations: bool) -> dict[str, Any]:
         return _json_schema(self.output_model(explanations))
@@ -72,8 +75,7 @@ class Template(BaseModel):
     def schema_text(self, explanations: bool) -> str:
         """The answer schema as compact JSON: building it takes milliseconds and every prompt shows it, so the
         text is computed once per distinct schema (a bounded cache keyed on every field the schema depends on)."""
-        labels = tuple(self.choices) if self.choices is not None else None
-        return _schema_text(self.name, labels, self.scale, self.integer, self.score_description, explanations)
+        return _schema_text(self._answer_shape(), explanations)
 
     def messages(
         self,
@@ -220,14 +222,18 @@ class Anchor(BaseModel):
     explanation: str | None = None
 
 
-def _output_model(
-    name: str,
-    labels: tuple[str, ...] | None,
-    scale: tuple[float, float] | None,
-    integer: bool,
-    score_description: str | None,
-    explanations: bool,
-) -> type[BaseModel]:
+class _AnswerShape(NamedTuple):
+    """Every field of a template that its answer schema depends on (hashable, so the schema text is cached on it)."""
+
+    name: str
+    labels: tuple[str, ...] | None
+    scale: tuple[float, float] | None
+    integer: bool
+    score_description: str | None
+
+
+def _output_model(shape: _AnswerShape, explanations: bool) -> type[BaseModel]:
+    name, labels, scale, integer, score_description = shape
     fields: dict[str, Any] = {}
     if explanations:
         fields["explanation"] = (
@@ -260,16 +266,8 @@ def _json_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=256)
-def _schema_text(
-    name: str,
-    labels: tuple[str, ...] | None,
-    scale: tuple[float, float] | None,
-    integer: bool,
-    score_description: str | None,
-    explanations: bool,
-) -> str:
-    model = _output_model(name, labels, scale, integer, score_description, explanations)
-    return json.dumps(_json_schema(model), separators=(",", ":"))
+def _schema_text(shape: _AnswerShape, explanations: bool) -> str:
+    return json.dumps(_json_schema(_output_model(shape, explanations)), separators=(",", ":"))
 
 
 def fence(tag: str, text: str) -> str:
