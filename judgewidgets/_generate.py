@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._errors import JudgeCallError
-from ._progress import Progress
+from ._progress import Progress, counted
 from .engine import CallSession, CallSettings, ChatRequest
 from .engine._request import SECRET_KWARGS
 
@@ -46,10 +46,8 @@ class Generator:
                 completion = await session.complete(ChatRequest(self.model, messages, params), self.settings, secrets)
             except JudgeCallError as exc:
                 return None, f"infrastructure: {exc}"
-            finally:
-                progress.advance()
             if not completion.content.strip():
                 return None, "generation: the model returned an empty answer"
             return completion.content, None
 
-        return list(await asyncio.gather(*(one(p) for p in prompts)))
+        return list(await asyncio.gather(*(counted(progress, one(p)) for p in prompts)))

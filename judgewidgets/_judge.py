@@ -18,7 +18,7 @@ from ._constants import (
 from ._cost import CostEstimate, estimate_judge
 from ._errors import ConfigurationError
 from ._logprob_score import weighted_score
-from ._progress import Progress, make_progress
+from ._progress import Progress, counted, make_progress
 from ._records import Item, Vote, build_items
 from ._results import JudgeResult
 from ._runner import run_sync
@@ -259,13 +259,8 @@ class LLMJudge:
         params = self.request_params()
         label = name or self.display_name
 
-        async def one(index: int, item: Item) -> Vote:
-            try:
-                return await self.ajudge_one(index, item, session, params, label)
-            finally:
-                progress.advance()
-
-        return list(await asyncio.gather(*(one(i, item) for i, item in enumerate(items))))
+        votes = (counted(progress, self.ajudge_one(i, item, session, params, label)) for i, item in enumerate(items))
+        return list(await asyncio.gather(*votes))
 
     async def ajudge_one(
         self, index: int, item: Item, session: CallSession, params: dict[str, Any], label: str, sample: int = 0

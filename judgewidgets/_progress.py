@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from collections.abc import Awaitable
+from typing import Any, Protocol, TypeVar
+
+T = TypeVar("T")
 
 
 class Progress(Protocol):
@@ -34,6 +37,14 @@ class TqdmProgress:
 
     def close(self) -> None:
         self._bar.close()
+
+
+async def counted(progress: Progress, work: Awaitable[T]) -> T:
+    """Await `work`, then count it as finished. A cancelled call (a kernel interrupt) is not counted, so the bar of
+    an interrupted run shows how much really finished."""
+    result = await work
+    progress.advance()
+    return result
 
 
 def make_progress(progress: bool | Progress, total: int, description: str) -> Progress:

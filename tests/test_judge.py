@@ -278,14 +278,26 @@ async def test_cancelled_run_keeps_finished_judgments_and_resume_skips_them() ->
             await asyncio.sleep(60)
         return await ScriptedTransport.complete(fast_then_slow, request, timeout)
 
+    class Counter:
+        def __init__(self) -> None:
+            self.finished, self.closed = 0, False
+
+        def advance(self, n: int = 1) -> None:
+            self.finished += n
+
+        def close(self) -> None:
+            self.closed = True
+
+    bar = Counter()
     fast_then_slow.complete = slow_after_three  # type: ignore[method-assign]
-    task = asyncio.create_task(judge.ascore(prompts, ["a"] * 10, progress=False))
+    task = asyncio.create_task(judge.ascore(prompts, ["a"] * 10, progress=bar))
     while len(fast_then_slow.requests) < 3:
         await asyncio.sleep(0.01)
     await asyncio.sleep(0.05)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+    assert bar.closed and bar.finished == 3, "the interrupted run's bar counts what finished, not what was cancelled"
 
     resumed = ScriptedTransport(reply)
     result = await judge.with_options(transport=resumed).ascore(prompts, ["a"] * 10, progress=False)

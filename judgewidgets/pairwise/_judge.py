@@ -15,7 +15,7 @@ from pydantic import Field, create_model
 from .._constants import DEFAULT_MAX_CONCURRENCY, DEFAULT_REASKS, DEFAULT_TIMEOUT_S
 from .._errors import ConfigurationError, JudgeCallError
 from .._judge import LLMJudge
-from .._progress import Progress, make_progress
+from .._progress import Progress, counted, make_progress
 from .._runner import run_sync
 from ..engine import CallCache, CallSession, ChatRequest, RetryPolicy, Transport
 from ..templates._parse import find_json_object
@@ -380,14 +380,11 @@ class PairwiseJudge:
         label = name or self.display_name
 
         async def one(item: PairItem) -> PairwiseResult:
-            try:
-                orders = (False, True) if self.swap else (False,)
-                verdicts = await asyncio.gather(*(self._order(item, s, session, params, label) for s in orders))
-                return PairwiseResult.from_orders(item, label, verdicts, list(self.aspects))
-            finally:
-                progress.advance()
+            orders = (False, True) if self.swap else (False,)
+            verdicts = await asyncio.gather(*(self._order(item, s, session, params, label) for s in orders))
+            return PairwiseResult.from_orders(item, label, verdicts, list(self.aspects))
 
-        return list(await asyncio.gather(*(one(item) for item in items)))
+        return list(await asyncio.gather(*(counted(progress, one(item)) for item in items)))
 
     async def _order(
         self, item: PairItem, swapped: bool, session: CallSession, params: dict[str, Any], label: str

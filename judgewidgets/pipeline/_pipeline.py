@@ -24,7 +24,7 @@ import pandas as pd
 from .._errors import ConfigurationError, InputError
 from .._judge import LLMJudge
 from .._panel import LLMPanel
-from .._progress import Progress, make_progress
+from .._progress import Progress, counted, make_progress
 from .._records import _as_text_list, build_items
 from .._runner import run_sync
 from ..aspects import AspectEvaluator
@@ -216,11 +216,9 @@ class EvaluationPipeline:
                 raise
             except Exception as exc:  # a stage's bug must not lose the other stages' work
                 return [StageScore(error=f"{type(exc).__name__}: {exc}")] * len(pipeline_items)
-            finally:
-                bar.advance()
 
         try:
-            per_stage = await asyncio.gather(*(one(n, s) for n, s in self.stages.items()))
+            per_stage = await asyncio.gather(*(counted(bar, one(n, s)) for n, s in self.stages.items()))
         finally:
             bar.close()
             session.flush()

@@ -12,7 +12,7 @@ import pandas as pd
 from .._ask import ask
 from .._errors import ConfigurationError, InputError
 from .._judge import LLMJudge
-from .._progress import Progress, make_progress
+from .._progress import Progress, counted, make_progress
 from .._records import _as_text_list
 from .._runner import run_sync
 from ..engine import CallSession, ChatRequest
@@ -237,12 +237,10 @@ class CriterionGrader:
         key = item_key(submission, query)
 
         async def vote(judge: LLMJudge, judge_id: str, index: int, criterion: Criterion) -> CriterionVote:
-            try:
-                return await self._vote(
-                    judge, judge_id, index, criterion, submission, query, reference, key, session, context
-                )
-            finally:
-                progress.advance()
+            return await counted(
+                progress,
+                self._vote(judge, judge_id, index, criterion, submission, query, reference, key, session, context),
+            )
 
         tasks = [
             vote(judge, judge_id, index, criterion)

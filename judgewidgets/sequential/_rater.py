@@ -13,7 +13,7 @@ import pandas as pd
 
 from .._errors import ConfigurationError, InputError
 from .._judge import LLMJudge
-from .._progress import Progress, make_progress
+from .._progress import Progress, counted, make_progress
 from .._records import Item, Vote, build_items
 from .._runner import run_sync
 from ..engine import CallSession
@@ -244,14 +244,9 @@ class SequentialRater:
         session = CallSession()
         bar = make_progress(progress, len(items), f"sequential rating ({method_name(self.rule)})")
 
-        async def one(index: int, item: Item) -> SequentialResult:
-            try:
-                return await self._rate_item(index, item, session, on_update)
-            finally:
-                bar.advance()
-
+        rated = (counted(bar, self._rate_item(i, item, session, on_update)) for i, item in enumerate(items))
         try:
-            results = list(await asyncio.gather(*(one(i, item) for i, item in enumerate(items))))
+            results = list(await asyncio.gather(*rated))
         finally:
             bar.close()
             session.flush()

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -127,8 +127,11 @@ def _wait_idle(page, timeout_s: float) -> None:  # type: ignore[no-untyped-def]
     raise AssertionError(f"cells still running after {timeout_s} s")
 
 
-def _open_and_run_all(page, lab: Lab, notebook: str, timeout_s: float) -> None:  # type: ignore[no-untyped-def]
-    """Open `notebook` alone in its own workspace, wait for its kernel, run every cell, wait until all ran."""
+def _open_and_run_all(  # type: ignore[no-untyped-def]
+    page, lab: Lab, notebook: str, timeout_s: float, while_running: Callable[[], None] | None = None
+) -> None:
+    """Open `notebook` alone in its own workspace, wait for its kernel, run every cell (calling `while_running`
+    once they are queued), wait until all ran."""
     workspace = notebook.removesuffix(".ipynb").replace("_", "-")
     page.goto(f"{lab.url}/lab/workspaces/{workspace}/tree/{notebook}?reset&token={TOKEN}")
     page.wait_for_selector(".jp-NotebookPanel", timeout=120_000)
@@ -141,6 +144,8 @@ def _open_and_run_all(page, lab: Lab, notebook: str, timeout_s: float) -> None: 
         time.sleep(3)
         if not_run.count() == 0 or time.monotonic() > deadline:
             break
+    if while_running is not None:
+        while_running()
     _wait_idle(page, timeout_s)
     assert not_run.count() == 0, f"{not_run.count()} cells of {notebook} never ran"
 
@@ -235,6 +240,21 @@ rater = jw.SequentialRater(
 )
 rating = rater.rate("What is 2 + 2?", "4", on_update=live.update)
 print(f"live chart redrawn {live.updates} times in place; final n = {rating.n}")""",
+    """import tempfile
+
+slow = OpenAITestServer(by_model, latency=1.0).start()
+slow_judge = jw.LLMJudge(
+    "openai/slow", api_base=slow.base_url, api_key="sk-test", max_concurrency=2, cache=tempfile.mkdtemp() + "/c.db"
+)
+questions = [f"Question {i}: what is {i} + 1?" for i in range(40)]
+answers = [str(i + 1) for i in range(40)]
+print("slow run started", flush=True)
+try:
+    slow_judge.score(questions, answers)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)""",
+    """resumed = slow_judge.score(questions, answers)
+print(f"resumed: {sum(v.cached for v in resumed.votes)} of {len(questions)} judgments came from the cache")""",
 ]
 
 
@@ -248,7 +268,14 @@ def _write_gallery(path: Path) -> None:
 
 
 def test_widget_gallery_renders_and_responds(page, lab: Lab) -> None:  # type: ignore[no-untyped-def]
-    _open_and_run_all(page, lab, "widget_gallery.ipynb", 300)
+    def interrupt_the_slow_run() -> None:
+        """Kernel > Interrupt Kernel a few seconds into the gallery's slow run (40 calls, 1 s each, 2 at a time)."""
+        page.locator(".jp-OutputArea-output", has_text="slow run started").first.wait_for(timeout=180_000)
+        time.sleep(4)
+        page.click("text=Kernel")
+        page.click("text=Interrupt Kernel")
+
+    _open_and_run_all(page, lab, "widget_gallery.ipynb", 300, while_running=interrupt_the_slow_run)
     page.screenshot(path=str(SHOTS / "gallery-after-run-all.png"), full_page=True)
     _assert_no_tracebacks(page)
 
@@ -296,3 +323,12 @@ def test_widget_gallery_renders_and_responds(page, lab: Lab) -> None:  # type: i
     live_output.scroll_into_view_if_needed()
     assert live_output.locator(".vega-embed").count() == 1, "one chart, updated in place"
     page.screenshot(path=str(SHOTS / "gallery-live-convergence.png"))
+
+    # The kernel interrupt during the slow run kept what had finished: the next run took it from the cache.
+    page.locator(".jp-OutputArea-output", has_text="interrupted").first.wait_for(timeout=60_000)
+    resumed = page.locator("text=/resumed: \\d+ of 40 judgments came from the cache/")
+    resumed.wait_for(timeout=120_000)
+    reused = int(resumed.inner_text().split()[1])
+    assert 0 < reused < 40, resumed.inner_text()
+    resumed.scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "gallery-interrupt-and-resume.png"))
