@@ -1,6 +1,7 @@
 """How many comparisons each tournament format needs, and whether Bradley–Terry intervals cover the truth.
 
     python benchmarks/tournament_efficiency.py [--runs 200] [--spread 2.5] [--horizon 480] [--bootstrap 500]
+                                               [--strengths even|normal] [--no-oracle]
 
 Simulation: 16 candidates with known Bradley–Terry log-strengths evenly spaced on [−spread, spread] (2.5 gives
 a 5-logit range, about Arena-Hard-Auto's spread between strong and weak models; neighbours are 1/3 logit
@@ -184,8 +185,8 @@ def main() -> None:
     parser.add_argument("--spread", type=float, default=2.5)
     parser.add_argument("--horizon", type=int, default=480)
     parser.add_argument("--bootstrap", type=int, default=500)
-    parser.add_argument("--no-oracle", action="store_true", help="skip the oracle-fixed reference row")
-    parser.add_argument("--strengths", choices=("even", "normal"), default="even")
+    parser.add_argument("--no-oracle", action="store_true", help="skip the two reference rows that know the truth")
+    parser.add_argument("--strengths", choices=("even", "normal"), default="even", help="see the description above")
     args = parser.parse_args()
     strengths = np.linspace(-args.spread, args.spread, K)
     draw = args.strengths == "normal"
