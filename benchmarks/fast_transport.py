@@ -64,18 +64,20 @@ async def timed(name: str, calls: int, work: Callable[[], Awaitable[object]]) ->
     return Run(name, calls, wall, cpu, server_cpu_s() - server)
 
 
+def batch(call: Callable[[str, str], Awaitable[str]], k: int) -> Awaitable[object]:
+    """Every judge's request on the first `k` items, all at once (`call` keeps its own concurrency limit)."""
+    prompts, responses = items(k)
+    return asyncio.gather(*(call(p, r) for _ in JUDGES for p, r in zip(prompts, responses)))
+
+
 async def bare_litellm(base_url: str, n: int, concurrency: int) -> Run:
     call = litellm_call(base_url, concurrency)
 
-    def batch(k: int) -> Awaitable[object]:
-        prompts, responses = items(k)
-        return asyncio.gather(*(call(p, r) for _ in JUDGES for p, r in zip(prompts, responses)))
-
     async def work() -> None:
-        await batch(n)
+        await batch(call, n)
         await settle_litellm_logging()
 
-    await batch(50)  # warm up
+    await batch(call, 50)  # warm up
     await settle_litellm_logging()
     return await timed("bare litellm.acompletion", 3 * n, work)
 
@@ -96,12 +98,8 @@ async def raw_aiohttp(base_url: str, n: int, concurrency: int) -> Run:
                 async with session.post(url, data=orjson.dumps(body), headers=headers) as reply:
                     return orjson.loads(await reply.read())["choices"][0]["message"]["content"]
 
-        def batch(k: int) -> Awaitable[object]:
-            prompts, responses = items(k)
-            return asyncio.gather(*(call(p, r) for _ in JUDGES for p, r in zip(prompts, responses)))
-
-        await batch(50)
-        return await timed("raw aiohttp (floor of the fast path)", 3 * n, lambda: batch(n))
+        await batch(call, 50)
+        return await timed("raw aiohttp (floor of the fast path)", 3 * n, lambda: batch(call, n))
 
 
 async def http_pool(base_url: str, n: int, concurrency: int) -> Run:
@@ -121,12 +119,8 @@ async def http_pool(base_url: str, n: int, concurrency: int) -> Run:
             reply = await pool.post(url, orjson.dumps(body), headers, timeout=600)
             return orjson.loads(reply.body)["choices"][0]["message"]["content"]
 
-    def batch(k: int) -> Awaitable[object]:
-        prompts, responses = items(k)
-        return asyncio.gather(*(call(p, r) for _ in JUDGES for p, r in zip(prompts, responses)))
-
-    await batch(50)
-    run = await timed("HTTPPool alone (the fast path's client)", 3 * n, lambda: batch(n))
+    await batch(call, 50)
+    run = await timed("HTTPPool alone (the fast path's client)", 3 * n, lambda: batch(call, n))
     await pool.aclose()
     return run
 

@@ -70,6 +70,15 @@ def judge(rng: np.random.Generator, strengths: np.ndarray, a: np.ndarray, b: np.
     return out
 
 
+def pair_design() -> np.ndarray:
+    """(pairs, K): row p is +1 at pair p's first candidate and −1 at its second (pairs in np.triu_indices order)."""
+    first, second = np.triu_indices(K, 1)
+    design = np.zeros((len(first), K))
+    design[np.arange(len(first)), first] = 1.0
+    design[np.arange(len(first)), second] = -1.0
+    return design
+
+
 class TruthInformed(Adaptive):
     """The adaptive format's pair choice, one comparison at a time, told the TRUE strengths: its mean is the
     truth and its covariance the inverse Fisher information of the comparisons played so far, at the truth."""
@@ -84,9 +93,7 @@ class TruthInformed(Adaptive):
         first, second = np.triu_indices(K, 1)
         diff = self.strengths[first] - self.strengths[second]
         info = order_information(diff, POSITION_BIAS)
-        design = np.zeros((len(first), K))
-        design[np.arange(len(first)), first] = 1.0
-        design[np.arange(len(first)), second] = -1.0
+        design = pair_design()
         played = state.used[first, second] * info
         cov = np.linalg.inv(design.T @ (played[:, None] * design) + self.prior * np.eye(K))
         best = most_valuable(cov, first, second, np.abs(diff), info, np.arange(len(first)), K)
@@ -129,9 +136,7 @@ def oracle_allocation(strengths: np.ndarray, budget: int, iterations: int = 400)
     first, second = np.triu_indices(K, 1)
     gap = np.abs(strengths[first] - strengths[second])
     info = order_information(strengths[first] - strengths[second], POSITION_BIAS)
-    design = np.zeros((len(first), K))
-    design[np.arange(len(first)), first] = 1.0
-    design[np.arange(len(first)), second] = -1.0
+    design = pair_design()
     weights = np.full(len(first), budget / len(first))
     for step in range(iterations):
         laplacian = design.T @ ((weights * info)[:, None] * design)

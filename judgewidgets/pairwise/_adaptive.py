@@ -136,15 +136,19 @@ def neighbour_misorder(theta: np.ndarray, cov: np.ndarray) -> np.ndarray:
     """P(misordered) of each pair of neighbours in the ranking by θ, under the normal posterior."""
     order = np.argsort(-theta)
     a, b = order[:-1], order[1:]
-    sd = np.sqrt(np.maximum(cov[a, a] + cov[b, b] - 2.0 * cov[a, b], 1e-12))
-    return normal_cdf(-np.abs(theta[a] - theta[b]) / sd)
+    return normal_cdf(-np.abs(theta[a] - theta[b]) / np.sqrt(difference_variance(cov, a, b)))
+
+
+def difference_variance(cov: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Var(θa − θb) per pair of candidate indices, floored above 0 so it can divide."""
+    return np.maximum(cov[a, a] + cov[b, b] - 2.0 * cov[a, b], 1e-12)
 
 
 def _most_valuable(  # type: ignore[no-untyped-def]
     cov, first, second, gap, info, open_, k
 ) -> int:
     """The open comparison with the largest expected drop in the number of misordered pairs (see Adaptive)."""
-    var = np.maximum(np.diag(cov)[first] + np.diag(cov)[second] - 2.0 * cov[first, second], 1e-12)
+    var = difference_variance(cov, first, second)
     wrong = normal_cdf(-gap / np.sqrt(var))
     live = np.argsort(-wrong)[: LIVE_PER_CANDIDATE * k]
     live = live[wrong[live] > LIVE_BELOW]

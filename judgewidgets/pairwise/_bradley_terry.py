@@ -153,21 +153,9 @@ def covariance(hessian: np.ndarray, k: int) -> np.ndarray:
     return centring @ inverse @ centring
 
 
-def fit_games(games: Games, prior: float, counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """θ (B, K) and γ (B,) for the data (counts=None) or for each row of resample counts."""
-    n, w = game_matrices(games, counts)
-    lam = np.where(mle_exists(n, w, games.positional), 0.0, prior)
-    theta, gamma, _ = fit(n, w, games.positional, lam)
-    return theta, gamma
-
-
-def pool(games: Games) -> tuple[Games, np.ndarray]:
-    """Identical rows pooled into cells: (the distinct rows as Games, how many rows each stands for)."""
-    cells, sizes, _ = _cells(games)
-    return cells, sizes
-
-
-def _cells(games: Games) -> tuple[Games, np.ndarray, np.ndarray]:
+def pool(games: Games) -> tuple[Games, np.ndarray, np.ndarray]:
+    """Identical rows pooled into cells: (the distinct rows as Games, how many rows each stands for, and each
+    row's cell)."""
     keys = np.stack([games.first, games.second, games.score, games.weight], axis=1)
     cells, inverse, sizes = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
     pooled = Games(
@@ -197,7 +185,7 @@ def resample(games: Games, resamples: int, rng: np.random.Generator) -> tuple[Ga
     clusters are pooled by their content (which cells, how often), and a multinomial draw over those cluster
     types is turned into cell counts, so the cost stays B × types.
     """
-    cells, sizes, inverse = _cells(games)
+    cells, sizes, inverse = pool(games)
     if games.cluster is None:
         return cells, sizes, bootstrap_counts(sizes, resamples, rng)
     cluster = np.unique(np.asarray(games.cluster), return_inverse=True)[1].reshape(-1)

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigurationError, InputError
-from ._bradley_terry import fit, fit_games, game_matrices, mle_exists, resample
+from ._bradley_terry import fit, game_matrices, mle_exists, resample
 from ._games import Games, games_from_frame
 
 # Bradley–Terry log-strengths are also shown on the familiar Elo scale: rating = 1000 + 400·θ/ln 10, so a
@@ -136,12 +136,6 @@ class BradleyTerry:
         self.anchor = anchor
         self.adjust_position = adjust_position
         self.prior = float(prior)
-
-    def strengths(self, games: Games, counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Anchored log-strengths θ (B, K) and first-slot advantages γ (B,) of the data or of resamples, each fit
-        on its own (maximum likelihood where it exists, else the prior's mode)."""
-        theta, gamma = fit_games(games, self.prior, counts)
-        return self._anchored(games, theta), gamma
 
     def _anchored(self, games: Games, theta: np.ndarray) -> np.ndarray:
         if self.anchor is None:
