@@ -3,6 +3,10 @@
 Every judge kind (scores, rubric criteria, pairwise verdicts) asks through here, so re-asking and error
 categories (`infrastructure:` for calls that failed after retries, `parse:` for unreadable answers) are the
 same everywhere.
+
+A request whose last message is the assistant's is a prefill: the model continues that text, and the answer
+read is the prefill followed by the continuation (llama.cpp already returns them joined; other servers return
+the continuation alone).
 """
 
 from __future__ import annotations
@@ -33,10 +37,13 @@ class Answer(Generic[T]):
     cached: bool = True
     attempts: int = 0
     completion: Completion | None = None
+    prefill: str = ""
 
-    def _add(self, completion: Completion) -> None:
+    def _add(self, completion: Completion, prefill: str) -> None:
         self.completion = completion
-        self.content = completion.content
+        self.prefill = prefill
+        content = completion.content
+        self.content = content if not prefill or content.startswith(prefill) else prefill + content
         self.latency_s += completion.latency_s
         self.prompt_tokens += completion.prompt_tokens or 0
         self.completion_tokens += completion.completion_tokens or 0
@@ -58,6 +65,7 @@ async def ask(
     """Call the judge and read its answer with `read` (which raises ValueError when it cannot)."""
     answer: Answer[T] = Answer(value=None)
     for attempt in range(reasks + 1):
+        prefill = prefill_of(request.messages)
         try:
             completion = await session.complete(request, settings, secrets)
         except JudgeCallError as exc:
@@ -65,20 +73,28 @@ async def ask(
             answer.attempts += exc.attempts
             answer.cached = False
             return answer
-        answer._add(completion)
+        answer._add(completion, prefill)
         try:
-            answer.value = read(completion.content)
+            answer.value = read(answer.content)
             return answer
         except ValueError as exc:
-            problem = str(exc) if completion.content.strip() else "the judge returned an empty answer"
+            problem = str(exc) if answer.content.strip() else "the judge returned an empty answer"
             if attempt == reasks:
                 answer.error = f"parse: {problem}"
                 return answer
+            asked = request.messages[:-1] if prefill else request.messages
             request = request.with_messages(
                 (
-                    *request.messages,
-                    {"role": "assistant", "content": completion.content},
+                    *asked,
+                    {"role": "assistant", "content": answer.content},
                     {"role": "user", "content": REASK_MESSAGE.format(problem=problem)},
                 )
             )
     return answer  # pragma: no cover
+
+
+def prefill_of(messages: tuple[dict[str, str], ...]) -> str:
+    """The text a request asks the model to continue: its last message when that is the assistant's."""
+    if messages and messages[-1].get("role") == "assistant":
+        return str(messages[-1].get("content") or "")
+    return ""

@@ -21,3 +21,10 @@ LOCAL_TIMEOUT_S = 600.0
 # Expected completion lengths used by cost estimates before a run.
 ESTIMATED_SCORE_TOKENS = 12
 ESTIMATED_EXPLANATION_TOKENS = 120
+
+# Probabilities: alternatives asked for at each token (OpenAI allows up to 20), and the tokens a prefilled answer
+# needs to finish (the value, its closing quote and brace).
+TOP_LOGPROBS = 10
+PREFILLED_MAX_TOKENS = 8
+# Pairwise: a comparison is a tie when P(a better) and P(b better) differ by no more than this.
+DEFAULT_TIE_MARGIN = 0.05

@@ -5,21 +5,24 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from ._ask import ask
+from ._ask import Answer, ask
 from ._constants import (
     DEFAULT_MAX_CONCURRENCY,
     DEFAULT_REASKS,
     DEFAULT_TIMEOUT_S,
     LOCAL_MAX_CONCURRENCY,
     LOCAL_TIMEOUT_S,
+    PREFILLED_MAX_TOKENS,
+    TOP_LOGPROBS,
 )
 from ._cost import CostEstimate, estimate_judge
 from ._errors import ConfigurationError
-from ._logprob_score import weighted_score
+from ._probabilities import expected_value
 from ._progress import Progress, counted, make_progress
-from ._records import Item, Vote, build_items
+from ._records import Item, ScoreSource, Vote, build_items
 from ._results import JudgeResult
 from ._runner import run_sync
 from .engine import (
@@ -32,7 +35,7 @@ from .engine import (
     TransportChoice,
     resolve_transport,
 )
-from .engine._litellm import check_model, is_local_model
+from .engine._litellm import check_model, is_local_model, supports_logprobs
 from .engine._request import SECRET_KWARGS
 from .templates import Anchor, Template, get_template
 
@@ -66,8 +69,14 @@ class LLMJudge:
     Calls run `max_concurrency` at a time per model (default 32; 1 for the embedded judge, which has a single
     slot, so queueing happens here and never eats into a call's `timeout`, 120 s; 600 s for the local judge).
     `anchors` are human-scored examples put in the prompt to calibrate the judge's scale to yours.
-    `probability_weighted` asks for the answer token's log-probabilities and reports the expected score
-    (G-Eval), falling back to the parsed score when the model returns none.
+    `probability_weighted` asks for the answer token's log-probabilities and reports the expected score under
+    the judge's probabilities over its answers (G-Eval); the vote keeps the sampled answer in `raw`, the
+    probabilities and a `confidence`, and says `score_source="answer"` with a `fallback` reason when none came
+    back. The default (None) turns it on wherever the model can return logprobs: the embedded judge, any
+    OpenAI-compatible endpoint, and providers litellm lists as supporting `logprobs`.
+    `prefill` ends the request with the start of the JSON answer as the assistant's own words, so the next
+    token is the answer (one generated token instead of a dozen); the default (None) does so for the embedded
+    judge when no explanation is asked for. Only models that continue an assistant message support it.
     `transport` picks the call path: "auto" (default) sends OpenAI-compatible requests (`openai/...`,
     `hosted_vllm/...`, any `api_base` of theirs) straight over pooled HTTP and everything else through litellm;
     "litellm" forces litellm, "fast" forces the direct HTTP path; a Transport object is used as given.
@@ -82,7 +91,8 @@ class LLMJudge:
         temperature: float = 0.0,
         weight: float = 1.0,
         *,
-        probability_weighted: bool = False,
+        probability_weighted: bool | None = None,
+        prefill: bool | None = None,
         structured_output: bool | None = None,
         reasks: int = DEFAULT_REASKS,
         timeout: float | None = None,
@@ -109,6 +119,7 @@ class LLMJudge:
         self.temperature = float(temperature)
         self.weight = float(weight)
         self.probability_weighted = probability_weighted
+        self.prefill = prefill
         self.structured_output = structured_output
         self.reasks = reasks
         self.anchors = tuple(anchors)
@@ -148,6 +159,7 @@ class LLMJudge:
             "temperature": self.temperature,
             "weight": self.weight,
             "probability_weighted": self.probability_weighted,
+            "prefill": self.prefill,
             "structured_output": self.structured_output,
             "reasks": self.reasks,
             "timeout": self.settings.timeout,
@@ -199,10 +211,37 @@ class LLMJudge:
         except Exception:
             return False
 
-    def request_params(self, schema: dict[str, Any] | None = None, schema_name: str = "verdict") -> dict[str, Any]:
-        """Everything sent to litellm besides model and messages; `schema` replaces the template's answer schema."""
+    def uses_probabilities(self) -> bool:
+        """Whether calls ask for logprobs: `probability_weighted`, else wherever the model can return them."""
+        if self.probability_weighted is not None:
+            return bool(self.probability_weighted)
+        return supports_logprobs(self.model, self.litellm_kwargs)
+
+    def uses_prefill(self) -> bool:
+        """Whether the request ends with the start of the answer: `prefill`, else for the embedded judge
+        when no explanation comes first."""
+        if self.prefill is not None:
+            return bool(self.prefill)
+        return is_local_model(self.model) and not self.explanations
+
+    def request_params(
+        self,
+        schema: dict[str, Any] | None = None,
+        schema_name: str = "verdict",
+        *,
+        prefilled: bool = False,
+        probabilities: bool | None = None,
+    ) -> dict[str, Any]:
+        """Everything sent to litellm besides model and messages; `schema` replaces the template's answer schema.
+
+        A `prefilled` request asks for no schema (constrained decoding would restart the JSON the prefill began)
+        and, unless `max_tokens` is given, for the few tokens that finish the answer. `probabilities` asks for
+        logprobs (default: `uses_probabilities()`).
+        """
         params: dict[str, Any] = {"temperature": self.temperature, **self.litellm_kwargs}
-        if self.uses_structured_output():
+        if prefilled:
+            params.setdefault("max_tokens", PREFILLED_MAX_TOKENS)
+        elif self.uses_structured_output():
             params.setdefault(
                 "response_format",
                 {
@@ -214,9 +253,9 @@ class LLMJudge:
                     },
                 },
             )
-        if self.probability_weighted:
+        if self.uses_probabilities() if probabilities is None else probabilities:
             params.setdefault("logprobs", True)
-            params.setdefault("top_logprobs", 5)
+            params.setdefault("top_logprobs", TOP_LOGPROBS)
         return params
 
     # --- scoring ---------------------------------------------------------------------------------------------
@@ -256,7 +295,7 @@ class LLMJudge:
         self, items: Sequence[Item], session: CallSession, progress: Progress, name: str | None = None
     ) -> list[Vote]:
         """Votes on every item, in order; failures are recorded on their vote, never raised."""
-        params = self.request_params()
+        params = self.request_params(prefilled=self.uses_prefill())
         label = name or self.display_name
 
         votes = (counted(progress, self.ajudge_one(i, item, session, params, label)) for i, item in enumerate(items))
@@ -267,19 +306,26 @@ class LLMJudge:
     ) -> Vote:
         """This judge's vote on one item; `sample` distinguishes repeated draws of the same item in the cache."""
         messages = self.template.messages(
-            item.prompt, item.response, item.reference, self.explanations, context=item.context, anchors=self.anchors
+            item.prompt,
+            item.response,
+            item.reference,
+            self.explanations,
+            context=item.context,
+            anchors=self.anchors,
+            prefill="response_format" not in params and self.uses_prefill(),
         )
         request = ChatRequest(self.model, messages, params, sample)
         answer = await ask(session, request, self.settings, self.secrets, self.template.read, self.reasks)
         score = math.nan
         explanation = None
+        reading = ProbabilityReading()
         if answer.value is not None:
             value, explanation = answer.value
             score = self.template.normalise(value)
-            if self.probability_weighted and answer.completion is not None:
-                weighted = weighted_score(self.template, answer.content, answer.completion.logprobs)
-                if weighted is not None:
-                    score = weighted
+            if params.get("logprobs"):
+                reading = read_probabilities(self.template, answer)
+                if reading.probabilities is not None:
+                    score = expected_value(reading.probabilities, self.template.option_values())
         return Vote(
             item=index,
             judge=label,
@@ -287,6 +333,10 @@ class LLMJudge:
             raw=answer.content,
             explanation=explanation if self.explanations else None,
             error=answer.error,
+            score_source=None if answer.value is None else reading.source,
+            fallback=reading.fallback,
+            probabilities=reading.probabilities,
+            confidence=reading.confidence,
             latency_s=answer.latency_s,
             prompt_tokens=answer.prompt_tokens or None,
             completion_tokens=answer.completion_tokens or None,
@@ -294,3 +344,29 @@ class LLMJudge:
             cached=answer.cached and answer.completion is not None,
             attempts=max(answer.attempts, 1),
         )
+
+
+@dataclass(frozen=True)
+class ProbabilityReading:
+    """What a vote says about its probabilities: where its score came from and why, if not from them."""
+
+    probabilities: dict[str, float] | None = None
+    confidence: float | None = None
+    source: ScoreSource = "answer"
+    fallback: str | None = None
+
+
+def read_probabilities(template: Template, answer: Answer[Any]) -> ProbabilityReading:
+    """The judge's probabilities over the template's answers in `answer`, or why they are not there."""
+    if not template.probability_readable():
+        return ProbabilityReading(fallback="the template's answers cannot be told apart by one token")
+    logprobs = answer.completion.logprobs if answer.completion is not None else None
+    if not logprobs:
+        return ProbabilityReading(fallback="the model returned no logprobs")
+    found = template.answer_probabilities(logprobs, answer.prefill)
+    if found is None:
+        return ProbabilityReading(fallback="no answer among the alternatives at the answer's token")
+    probabilities, _coverage = found
+    return ProbabilityReading(
+        probabilities=probabilities, confidence=max(probabilities.values()), source="probabilities"
+    )

@@ -5,11 +5,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ._errors import InputError
+
+ScoreSource = Literal["probabilities", "answer"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,18 @@ class Vote(BaseModel):
     raw: str = Field("", description="The judge's answer as it came back.")
     explanation: str | None = Field(None, description="The judge's reasoning, when asked for.")
     error: str | None = Field(None, description="Why the vote is missing, prefixed 'infrastructure:' or 'parse:'.")
+    score_source: ScoreSource | None = Field(
+        None,
+        description="'probabilities': the expected score under the judge's probabilities over its answers; "
+        "'answer': the answer it wrote (asked for none, or none came back: see `fallback`).",
+    )
+    fallback: str | None = Field(None, description="Why probabilities were asked for but not used.")
+    probabilities: dict[str, float] | None = Field(
+        None, description="The judge's probability of each possible answer (renormalised over valid answers)."
+    )
+    confidence: float | None = Field(
+        None, description="Probability of the judge's most likely answer (from `probabilities`), in [0, 1]."
+    )
     latency_s: float = 0.0
     prompt_tokens: int | None = None
     completion_tokens: int | None = None

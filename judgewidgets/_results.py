@@ -27,6 +27,8 @@ VOTE_COLUMNS = [
     "completion_tokens",
     "cost_usd",
     "cached",
+    "score_source",
+    "confidence",
 ]
 
 
@@ -34,7 +36,7 @@ def votes_frame(votes: Sequence[Vote]) -> pd.DataFrame:
     """The tidy long table: one row per (item, judge)."""
     rows = [vote.model_dump(include=set(VOTE_COLUMNS)) for vote in votes]
     frame = pd.DataFrame(rows, columns=VOTE_COLUMNS)
-    return frame.astype({"score": float, "latency_s": float, "cost_usd": float})
+    return frame.astype({"score": float, "confidence": float, "latency_s": float, "cost_usd": float})
 
 
 def _item_columns(items: Sequence[Item]) -> dict[str, list[Any]]:

@@ -82,8 +82,9 @@ def test_score_a_file_with_a_panel_of_three(
         suffix_out
     ](out)
     assert list(table.columns)[:3] == ["source", "prompt", "response"]
-    assert table["judge_1"].tolist() == [0.75, 0.75, 0.0]
-    assert table["avg"].tolist() == [0.75, 0.75, 0.0]
+    # The loopback server's logprobs put 0.9 on the answered digit: probability-weighted scores sit near it.
+    assert table["judge_1"].tolist() == pytest.approx([0.75, 0.75, 0.0], abs=0.03)
+    assert table["avg"].tolist() == pytest.approx(table["judge_1"].tolist())
     printed = capsys.readouterr().out
     assert "mean_score" in printed and f"wrote 3 rows to {out}" in printed
 

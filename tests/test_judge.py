@@ -178,7 +178,10 @@ def test_probability_weighted_score_uses_the_answer_token_distribution() -> None
     vote = judge.score(["q"], ["a"], progress=False).votes[0]
     assert vote.score == pytest.approx(0.6 * 0.75 + 0.3 * 1.0 + 0.1 * 0.5)
     params = transport.requests[0].params
-    assert params["logprobs"] is True and params["top_logprobs"] == 5
+    assert params["logprobs"] is True and params["top_logprobs"] == 10
+    assert vote.score_source == "probabilities" and vote.fallback is None
+    assert vote.probabilities == pytest.approx({"4": 0.6, "5": 0.3, "3": 0.1})
+    assert vote.confidence == pytest.approx(0.6)
 
 
 def test_probability_weighted_verdict_template() -> None:
@@ -201,7 +204,108 @@ def test_probability_weighted_verdict_template() -> None:
 
 def test_probability_weighted_falls_back_without_logprobs() -> None:
     judge = jw.LLMJudge("openai/m", transport=ScriptedTransport(lambda r, a: '{"score": 2}'), probability_weighted=True)
-    assert judge.score(["q"], ["a"], progress=False).votes[0].score == 0.25
+    vote = judge.score(["q"], ["a"], progress=False).votes[0]
+    assert vote.score == 0.25
+    assert vote.score_source == "answer" and vote.fallback == "the model returned no logprobs"
+    assert vote.probabilities is None and vote.confidence is None
+
+
+def _tokens(*pieces: str | dict) -> list[dict]:
+    """Logprob entries: a string is a certain token; a dict {token: p} lists the alternatives, first chosen."""
+    out = []
+    for piece in pieces:
+        if isinstance(piece, str):
+            out.append({"token": piece, "logprob": 0.0, "top_logprobs": [{"token": piece, "logprob": 0.0}]})
+        else:
+            alternatives = [{"token": t, "logprob": math.log(p)} for t, p in piece.items()]
+            out.append(
+                {"token": alternatives[0]["token"], "logprob": alternatives[0]["logprob"], "top_logprobs": alternatives}
+            )
+    return out
+
+
+def test_probabilities_are_read_from_the_token_stream_not_the_trimmed_content() -> None:
+    # llama.cpp drops a leading ```json fence from message.content but keeps its tokens in logprobs.content:
+    # an offset found in the content would land on the fence's tokens.
+    logprobs = _tokens(
+        "```",
+        "json",
+        "\n",
+        "{\n",
+        ' "',
+        "explanation",
+        '":',
+        ' "',
+        "Fine",
+        " score",
+        '",\n',
+        ' "',
+        "score",
+        '":',
+        " ",
+        {"4": 0.5, "3": 0.25, "5": 0.25},
+        "\n}",
+        "```",
+    )
+    content = '{\n "explanation": "Fine score",\n "score": 4\n}'
+    transport = ScriptedTransport(lambda r, a: Completion(content=content, logprobs=logprobs))
+    judge = jw.LLMJudge("openai/m", transport=transport, probability_weighted=True, explanations=True)
+    vote = judge.score(["q"], ["a"], progress=False).votes[0]
+    assert vote.score == pytest.approx(0.5 * 0.75 + 0.25 * 0.5 + 0.25 * 1.0)
+    assert vote.explanation == "Fine score" and vote.score_source == "probabilities"
+
+
+def test_a_prefilled_answer_is_read_from_its_continuation() -> None:
+    def reply(request, attempt):  # type: ignore[no-untyped-def]
+        assert request.messages[-1] == {"role": "assistant", "content": '{"verdict": "'}
+        return Completion(content='correct"}', logprobs=_tokens({"correct": 0.8, "in": 0.2}, '"}'))
+
+    transport = ScriptedTransport(reply)
+    judge = jw.LLMJudge("openai/m", template="true_false", transport=transport, probability_weighted=True, prefill=True)
+    vote = judge.score(["q"], ["a"], progress=False).votes[0]
+    assert vote.raw == '{"verdict": "correct"}'
+    assert vote.score == pytest.approx(0.8) and vote.confidence == pytest.approx(0.8)
+    params = transport.requests[0].params
+    assert "response_format" not in params and params["max_tokens"] == 8
+
+
+def test_an_unreadable_prefilled_answer_is_reasked_without_the_prefill() -> None:
+    def reply(request, attempt):  # type: ignore[no-untyped-def]
+        return "nonsense" if attempt == 0 and request.messages[-1]["role"] == "assistant" else '{"score": 5}'
+
+    transport = ScriptedTransport(reply)
+    judge = jw.LLMJudge("openai/m", transport=transport, prefill=True, probability_weighted=False)
+    vote = judge.score(["q"], ["a"], progress=False).votes[0]
+    assert vote.score == 1.0 and vote.error is None and vote.attempts == 2
+    reask = transport.requests[-1].messages
+    assert [m["role"] for m in reask] == ["system", "user", "assistant", "user"]
+    assert reask[2]["content"] == '{"score": nonsense'
+
+
+def test_two_digit_scales_fall_back_to_the_answer() -> None:
+    template = jw.Template(name="ten", instruction="Rate 1-10.", scale=(1, 10))
+    logprobs = _tokens('{"score": ', {"1": 0.9, "9": 0.1}, "0", "}")
+    transport = ScriptedTransport(lambda r, a: Completion(content='{"score": 10}', logprobs=logprobs))
+    vote = (
+        jw.LLMJudge("openai/m", template=template, transport=transport, probability_weighted=True)
+        .score(["q"], ["a"], progress=False)
+        .votes[0]
+    )
+    assert vote.score == 1.0 and vote.score_source == "answer"
+    assert vote.fallback == "the template's answers cannot be told apart by one token"
+
+
+def test_probabilities_are_on_by_default_where_the_model_returns_them() -> None:
+    assert jw.LLMJudge("local").uses_probabilities() and jw.LLMJudge("local").uses_prefill()
+    assert not jw.LLMJudge("local", explanations=True).uses_prefill()
+    assert jw.LLMJudge("openai/gpt-4o-mini").uses_probabilities()
+    assert jw.LLMJudge("openai/served", api_base="http://127.0.0.1:9/v1").uses_probabilities()
+    assert not jw.LLMJudge("anthropic/claude-3-5-haiku-20241022").uses_probabilities()
+    assert not jw.LLMJudge("openai/o3-mini").uses_probabilities()
+    mocked = jw.LLMJudge("openai/gpt-4o-mini", mock_response='{"score": 4}')
+    assert not mocked.uses_probabilities() and "logprobs" not in mocked.request_params()
+    vote = mocked.score(["q"], ["a"], progress=False).votes[0]
+    assert vote.score_source == "answer" and vote.fallback is None
 
 
 def test_repeated_run_is_served_from_the_cache() -> None:

@@ -131,6 +131,8 @@ def test_votes_are_a_tidy_long_table() -> None:
         "completion_tokens",
         "cost_usd",
         "cached",
+        "score_source",
+        "confidence",
     ]
     assert len(votes) == 8
     assert set(votes["judge"]) == {"judge_1", "judge_2"}

@@ -26,7 +26,7 @@ __all__ = ["DEFAULT_SHARD_ROWS", "OutputStore", "Shard", "cut_shards", "load_tab
 DEFAULT_SHARD_ROWS = 1000
 _READERS = {".parquet": pd.read_parquet, ".jsonl": lambda p: pd.read_json(p, lines=True), ".csv": pd.read_csv}
 _VOTE_FIELDS = list(Vote.model_fields)
-_OPTIONAL_TEXT = ("explanation", "error")
+_OPTIONAL_TEXT = ("explanation", "error", "score_source", "fallback")
 _OPTIONAL_INT = ("prompt_tokens", "completion_tokens")
 
 
@@ -129,12 +129,22 @@ def votes_from_frame(frame: pd.DataFrame) -> list[Vote]:
         for key in _OPTIONAL_INT:
             value = row.get(key)
             row[key] = None if value is None or (isinstance(value, float) and math.isnan(value)) else int(value)
-        cost = row.get("cost_usd")
-        row["cost_usd"] = None if cost is None or (isinstance(cost, float) and math.isnan(cost)) else float(cost)
+        for key in ("cost_usd", "confidence"):
+            value = row.get(key)
+            row[key] = None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+        row["probabilities"] = _probabilities(row.get("probabilities"))
         row["raw"] = row.get("raw") if isinstance(row.get("raw"), str) else ""
         row["score"] = float("nan") if row.get("score") is None else float(row["score"])
         votes.append(Vote(**row))
     return votes
+
+
+def _probabilities(value: object) -> dict[str, float] | None:
+    """A vote's probabilities after a file round trip (Parquet stores them as a struct with every key)."""
+    if not isinstance(value, dict):
+        return None
+    kept = {str(k): float(v) for k, v in value.items() if isinstance(v, (int, float)) and not math.isnan(v)}
+    return kept or None
 
 
 class OutputStore:

@@ -71,6 +71,29 @@ def check_model(model: str, params: dict[str, Any]) -> None:
         ) from exc
 
 
+def supports_logprobs(model: str, params: dict[str, Any]) -> bool:
+    """Whether a call can ask `model` for top logprobs without error: the embedded judge, OpenAI-compatible
+    endpoints, and providers litellm lists as accepting `logprobs` and `top_logprobs` (OpenAI's chat models,
+    Azure, vLLM, Together, Fireworks, DeepSeek, OpenRouter, Vertex, ...). Not: Anthropic, Bedrock, Ollama,
+    Mistral, OpenAI's o-series reasoning models, Gemini's own API (no top logprobs), mocked responses."""
+    if is_local_model(model):
+        return True
+    if "mock_response" in params:
+        return False
+    return _provider_supports_logprobs(model, params.get("api_base"))
+
+
+@lru_cache(maxsize=256)
+def _provider_supports_logprobs(model: str, api_base: str | None) -> bool:
+    litellm = import_litellm()
+    try:
+        name, provider, _, _ = litellm.get_llm_provider(model=model, api_base=api_base)
+        supported = litellm.get_supported_openai_params(model=name, custom_llm_provider=provider) or []
+    except Exception:
+        return False
+    return "logprobs" in supported and "top_logprobs" in supported
+
+
 @lru_cache(maxsize=256)
 def token_prices(model: str) -> tuple[float, float] | None:
     """(input, output) USD per token from litellm's bundled cost map, or None when it has no price."""

@@ -37,7 +37,13 @@ class OrderVerdict(BaseModel):
     verdict: str | None = Field(None, description="The scale label the judge answered, in shown slots.")
     winner: Winner | None = Field(None, description="Winner in the pair's own terms: 'A' (a), 'B' (b) or 'tie'.")
     margin: int | None = Field(None, description="0 tie, 1 better, 2 much better (five-level scale).")
-    confidence: float | None = Field(None, description="The judge's confidence in [0, 1].")
+    confidence: float | None = Field(
+        None, description="The judge's probability of its verdict (stated, for the verdict method), in [0, 1]."
+    )
+    probabilities: dict[str, float] | None = Field(
+        None, description="P(a better) 'A', P(b better) 'B', P(tie) in the pair's own terms, when read."
+    )
+    fallback: str | None = Field(None, description="Why probabilities were asked for but not read.")
     aspects: dict[str, Winner] = Field(default_factory=dict, description="Per-aspect winners, pair's own terms.")
     explanation: str | None = None
     raw: str = ""
@@ -61,12 +67,40 @@ def combine(first: Slot | None, second: Slot | None) -> tuple[Winner | None, boo
     return "tie", False
 
 
+def _a_better(probabilities: dict[str, float]) -> float:
+    """P(a better) with a tie's probability split evenly."""
+    return probabilities.get("A", 0.0) + probabilities.get("tie", 0.0) / 2
+
+
+def decide(p_a_better: float, tie_margin: float) -> tuple[Winner, float]:
+    """(winner, probability that it is better): a tie when P(a) and P(b) differ by no more than `tie_margin`."""
+    lead = 2 * p_a_better - 1  # P(a better) − P(b better)
+    if abs(lead) <= tie_margin:
+        return "tie", 1 - abs(lead)
+    return ("A", p_a_better) if lead > 0 else ("B", 1 - p_a_better)
+
+
+def pointwise_probabilities(
+    dist_a: dict[str, float], dist_b: dict[str, float], values: dict[str, float]
+) -> dict[str, float]:
+    """P(a's score > b's), P(b's > a's), P(equal) for independent score distributions over labelled answers."""
+    out = {"A": 0.0, "B": 0.0, "tie": 0.0}
+    for label_a, p_a in dist_a.items():
+        for label_b, p_b in dist_b.items():
+            diff = values[label_a] - values[label_b]
+            out["A" if diff > 0 else "B" if diff < 0 else "tie"] += p_a * p_b
+    return out
+
+
 class PairwiseResult(BaseModel):
     """A comparison of responses a and b, debiased over both orders when the judge swaps.
 
-    `winner` is 'A', 'B' or 'tie' (None when a call failed: see `error`). `consistent` says whether the two
-    orders agreed (None without swapping). `confidence` is the mean of the agreeing orders' confidences, and 0
-    when they disagree (the tie is a fallback, not a judgment). Both raw verdicts are kept in `verdicts`.
+    `winner` is 'A', 'B' or 'tie' (None when a call failed: see `error`). `consistent` says whether the orders'
+    own verdicts agreed (None without swapping). When every order carries probabilities they are averaged:
+    `p_a_better` = mean P(A) + mean P(tie)/2, the winner leads by more than the tie margin, and `confidence` is
+    the probability that the winner is better (1 − |P(a) − P(b)| for a tie). Otherwise agreeing verdicts give
+    their winner with the mean of their stated confidences, and disagreeing ones a tie with confidence 0 (a
+    fallback, not a judgment). Every order's verdict is kept in `verdicts`.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -79,13 +113,19 @@ class PairwiseResult(BaseModel):
     winner: Winner | None
     consistent: bool | None
     confidence: float | None
+    p_a_better: float | None = Field(None, description="Probability that response a is better (ties split).")
     aspects: dict[str, Winner | None] = Field(default_factory=dict)
     verdicts: list[OrderVerdict]
     error: str | None = None
 
     @classmethod
     def from_orders(
-        cls, item: PairItem, judge: str, verdicts: Sequence[OrderVerdict], aspects: Sequence[str] = ()
+        cls,
+        item: PairItem,
+        judge: str,
+        verdicts: Sequence[OrderVerdict],
+        aspects: Sequence[str] = (),
+        tie_margin: float = 0.0,
     ) -> PairwiseResult:
         """Debias the orders' verdicts; `aspects` names the aspects asked for (missing answers give None)."""
         failed = [v for v in verdicts if v.error]
@@ -106,7 +146,11 @@ class PairwiseResult(BaseModel):
         winners = [v.winner for v in verdicts]
         winner, consistent = combine(winners[0], winners[1] if len(winners) > 1 else None)
         confidences = [v.confidence for v in verdicts if v.confidence is not None]
-        if consistent is False:
+        p_a_better = None
+        if all(v.probabilities for v in verdicts):
+            p_a_better = sum(_a_better(v.probabilities) for v in verdicts) / len(verdicts)  # type: ignore[arg-type]
+            winner, confidence = decide(p_a_better, tie_margin)
+        elif consistent is False:
             confidence: float | None = 0.0
         else:
             confidence = sum(confidences) / len(confidences) if confidences else None
@@ -124,6 +168,7 @@ class PairwiseResult(BaseModel):
             winner=winner,
             consistent=consistent,
             confidence=confidence,
+            p_a_better=p_a_better,
             aspects=combined,
             verdicts=list(verdicts),
         )
@@ -145,6 +190,7 @@ class PairwiseResult(BaseModel):
             "winner": self.winner,
             "consistent": self.consistent,
             "confidence": math.nan if self.confidence is None else self.confidence,
+            "p_a_better": math.nan if self.p_a_better is None else self.p_a_better,
         }
         for name, value in self.aspects.items():
             out[f"aspect_{name}"] = value

@@ -54,13 +54,17 @@ class PromptVariantTemplate(Template):
         explanations: bool = False,
         context: str | None = None,
         anchors: Sequence[Anchor] = (),
+        prefill: bool = False,
     ) -> tuple[dict[str, str], ...]:
         system = super().messages(prompt, response, reference, explanations, context, anchors)[0]
         text = self.user_format.replace("{prompt}", fence("question", prompt))
         text = text.replace("{response}", fence("response", response))
         if reference:
             text += "\n" + fence("reference", reference)
-        return (system, {"role": "user", "content": text})
+        messages = (system, {"role": "user", "content": text})
+        if prefill:
+            messages += ({"role": "assistant", "content": self.answer_prefill()},)
+        return messages
 
 
 def rating_template(scale: tuple[float, float], instruction: str | None = None, name: str = "rating") -> Template:
@@ -144,7 +148,8 @@ class SequentialRater:
     ) -> list[tuple[str, str, LLMJudge]]:
         """(judge name, variant name, judge) for every pair, in rotation order: judges fastest."""
         if meta_prompts is None:
-            return [(j.display_name, "default", j) for j in judges]
+            # Each draw is one sampled rating: the expectation over the judge's probabilities would not vary.
+            return [(j.display_name, "default", j.with_options(probability_weighted=False)) for j in judges]
         if isinstance(meta_prompts, (str, Template)):
             meta_prompts = [meta_prompts]
         if not meta_prompts:
@@ -167,7 +172,7 @@ class SequentialRater:
             else:
                 raise ConfigurationError(f"meta-prompt {k} must be a non-empty string or a Template")
         return [
-            (judge.display_name, template.name, judge.with_options(template=template))
+            (judge.display_name, template.name, judge.with_options(template=template, probability_weighted=False))
             for template in templates
             for judge in judges
         ]

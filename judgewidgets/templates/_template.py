@@ -11,6 +11,7 @@ from typing import Any, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from .._errors import ConfigurationError
+from .._probabilities import Logprobs, answer_probabilities, value_alternatives
 from ._parse import find_json_object, first_number, match_label
 
 _TAGS = ("question", "response", "reference", "context", "example")
@@ -85,10 +86,15 @@ class Template(BaseModel):
         explanations: bool = False,
         context: str | None = None,
         anchors: Sequence[Anchor] = (),
+        prefill: bool = False,
     ) -> tuple[dict[str, str], ...]:
         """System and user messages; the material under judgment is fenced in tags and never obeyed.
 
-        `anchors` are human-scored examples shown to the judge so its scale matches theirs (calibration).
+        The instructions come first and the judged text last, so a server that caches prompt prefixes reuses
+        everything before the response. `anchors` are human-scored examples shown to the judge so its scale
+        matches theirs (calibration). `prefill` ends the messages with the start of the answer
+        (``{"score": ``) as the assistant's own words, for models that continue it (llama.cpp): the next token is
+        then the answer itself, one generated token instead of a dozen.
         """
         schema = self.schema_text(explanations)
         system = (
@@ -110,7 +116,19 @@ class Template(BaseModel):
         parts.append(fence("response", response))
         if reference:
             parts.append(fence("reference", reference))
-        return ({"role": "system", "content": system}, {"role": "user", "content": "\n".join(parts)})
+        messages = ({"role": "system", "content": system}, {"role": "user", "content": "\n".join(parts)})
+        if prefill:
+            messages += ({"role": "assistant", "content": self.answer_prefill()},)
+        return messages
+
+    @property
+    def answer_key(self) -> str:
+        """The JSON key of the answer: "verdict" for choice templates, "score" for numeric ones."""
+        return "verdict" if self.choices is not None else "score"
+
+    def answer_prefill(self) -> str:
+        """The start of an answer without explanation, up to the value: ``{"verdict": "`` or ``{"score": ``."""
+        return f'{{"{self.answer_key}": ' + ('"' if self.choices is not None else "")
 
     def _anchor_text(self, anchors: Sequence[Anchor]) -> str:
         if not anchors:
@@ -208,6 +226,36 @@ class Template(BaseModel):
         if not self.integer or high - low > 20:
             return {}
         return {_fmt(v): self.normalise(v) for v in range(math.ceil(low), math.floor(high) + 1)}
+
+    def answer_probabilities(
+        self, logprobs: Logprobs | None, prefill: str = ""
+    ) -> tuple[dict[str, float], float] | None:
+        """({answer: probability}, coverage) the judge gave its possible answers, read at the answer's first
+        token in the reply's token stream; None when the template's answers cannot be told apart by one token
+        (a 0-100 scale) or the reply carries no usable logprobs."""
+        options = self.option_values()
+        if not options or not self.probability_readable():
+            return None
+        alternatives = value_alternatives(logprobs, (self.answer_key,), prefill)
+        return answer_probabilities(alternatives, lambda text: self._option_named(options, text))
+
+    def probability_readable(self) -> bool:
+        """Whether one token tells the answers apart: choices always (a unique prefix suffices); numbers only
+        when none is the start of another ("1" of "10": many tokenizers spell 10 as "1", "0")."""
+        options = self.option_values()
+        if not options:
+            return False
+        if self.choices is not None:
+            return True
+        return not any(a != b and b.startswith(a) for a in options for b in options)
+
+    def _option_named(self, options: dict[str, float], text: str) -> str | None:
+        """The one answer a token's text starts (choices) or is (numbers); None when ambiguous or none."""
+        if self.choices is None:
+            return text if text in options else None
+        lowered = text.lower()
+        candidates = [label for label in options if label.lower().startswith(lowered)]
+        return candidates[0] if len(candidates) == 1 else None
 
 
 class Anchor(BaseModel):

@@ -277,7 +277,13 @@ async def test_aclose_and_reopen(server: OpenAITestServer, client: str) -> None:
 
 def test_pool_connections_stay_within_the_concurrency_limit(server: OpenAITestServer) -> None:
     judge = jw.LLMJudge(
-        "openai/test", template="likert", api_base=server.base_url, api_key=SECRET, cache=False, max_concurrency=4
+        "openai/test",
+        template="likert",
+        api_base=server.base_url,
+        api_key=SECRET,
+        cache=False,
+        max_concurrency=4,
+        probability_weighted=False,
     )
     result = judge.score([f"q{i}" for i in range(40)], ["a"] * 40, progress=False)
     assert result.scores == [0.75] * 40
@@ -314,7 +320,14 @@ def test_transport_pickles_without_its_connections(server: OpenAITestServer) -> 
 
 
 def test_sync_calls_reuse_the_background_loop_client(server: OpenAITestServer) -> None:
-    judge = jw.LLMJudge("openai/test", template="likert", api_base=server.base_url, api_key=SECRET, cache=False)
+    judge = jw.LLMJudge(
+        "openai/test",
+        template="likert",
+        api_base=server.base_url,
+        api_key=SECRET,
+        cache=False,
+        probability_weighted=False,
+    )
     assert judge.score(["q"], ["a"], progress=False).scores == [0.75]
     assert judge.score(["q2"], ["a"], progress=False).scores == [0.75]
     assert len(judge.settings.transport.fast.clients()) == 1

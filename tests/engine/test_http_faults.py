@@ -32,7 +32,9 @@ def transport(request: pytest.FixtureRequest) -> object:
 
 
 def judge(server: OpenAITestServer, transport: object, **kwargs: object) -> jw.LLMJudge:
+    """A judge scored from its written answers: these tests are about delivery (probabilities have their own)."""
     options: dict[str, object] = {
+        "probability_weighted": False,
         "api_base": server.base_url,
         "api_key": "sk-test-secret",
         "retry": FAST,

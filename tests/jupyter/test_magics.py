@@ -41,7 +41,9 @@ def test_inline_items_with_default_judges(ip) -> None:  # type: ignore[no-untype
     ip.run_cell_magic("judge", "--out scored --no-chart", CELL)
     result = ip.user_ns["scored"]
     df = result.to_df()
-    assert df["judge_1"].tolist() == [0.75, 0.0] and df["judge_2"].tolist() == [0.75, 0.0]
+    # The loopback server's logprobs put 0.9 on the answered digit: probability-weighted scores sit near it.
+    assert df["judge_1"].tolist() == pytest.approx([0.75, 0.0], abs=0.03)
+    assert df["judge_2"].tolist() == pytest.approx([0.75, 0.0], abs=0.03)
 
 
 def test_data_frame_and_columns_and_chart(ip) -> None:  # type: ignore[no-untyped-def]
@@ -52,7 +54,7 @@ def test_data_frame_and_columns_and_chart(ip) -> None:  # type: ignore[no-untype
         "--aggregation median",
     )
     assert chart.to_dict()["hconcat"]
-    assert ip.user_ns["r"].to_df()["median"].tolist() == [0.75, 0.75]
+    assert ip.user_ns["r"].to_df()["median"].tolist() == pytest.approx([0.75, 0.75], abs=0.03)
 
 
 def test_variable_expansion_in_the_cell(ip) -> None:  # type: ignore[no-untyped-def]

@@ -27,7 +27,8 @@ def server() -> Iterator[OpenAITestServer]:
 
 
 def test_builder_model(server: OpenAITestServer) -> None:
-    model = PanelBuilderModel(data=DATA, judge_kwargs={"api_base": server.base_url, "api_key": "sk-test"})
+    judge_kwargs = {"api_base": server.base_url, "api_key": "sk-test", "probability_weighted": False}
+    model = PanelBuilderModel(data=DATA, judge_kwargs=judge_kwargs)
     assert (model.prompt_col, model.response_col) == ("question", "answer")
     with pytest.raises(jw.ConfigurationError, match="add at least one judge"):
         model.build()
@@ -95,8 +96,10 @@ def test_builder_widget_reports_problems_instead_of_raising() -> None:
 def _panel_result(server: OpenAITestServer) -> jw.PanelResult:
     panel = jw.LLMPanel(
         [
-            jw.LLMJudge("openai/a", api_base=server.base_url, api_key="k", explanations=True),
-            jw.LLMJudge("openai/b", api_base=server.base_url, api_key="k"),
+            jw.LLMJudge(
+                "openai/a", api_base=server.base_url, api_key="k", explanations=True, probability_weighted=False
+            ),
+            jw.LLMJudge("openai/b", api_base=server.base_url, api_key="k", probability_weighted=False),
         ]
     )
     data = DATA.assign(answer=["4", "Paris", "Mars [[fault:500]]"])

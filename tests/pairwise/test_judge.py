@@ -14,7 +14,9 @@ FAST_RETRY = RetryPolicy(initial_delay=0.001, max_delay=0.002)
 
 
 def judge(reply, **kwargs) -> PairwiseJudge:  # type: ignore[no-untyped-def]
+    """A prompt-and-parse judge (method "verdict"); tests/pairwise/test_methods.py covers the others."""
     transport = reply if isinstance(reply, ScriptedTransport) else ScriptedTransport(reply)
+    kwargs.setdefault("method", "verdict")
     return PairwiseJudge("openai/m", transport=transport, cache=False, retry=FAST_RETRY, **kwargs)
 
 
