@@ -105,3 +105,24 @@ def test_help_documents_every_option(ip) -> None:  # type: ignore[no-untyped-def
     doc = ip.magics_manager.registry["JudgeMagics"].judge.__doc__
     for option in ("--judges", "--template", "--rubric", "--mode", "--data", "--prompt-col", "--out", "Examples"):
         assert option in doc
+
+
+def test_in_terminal_ipython_a_chart_is_a_saved_file_not_a_widget_repr(
+    ip, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """InteractiveShell is terminal IPython: no frontend draws widgets, so `%load_ext` picks the file renderer."""
+    import altair as alt
+
+    monkeypatch.setattr("judgewidgets.charts._terminal.chart_folder", lambda: tmp_path)
+    assert alt.renderers.active == "judgewidgets_file"
+    ip.user_ns["answers"] = pd.DataFrame({"q": ["2+2?", "3+3?"], "a": ["4", "6"]})
+    chart = ip.run_line_magic("judge", "--judges openai/x,openai/y --data answers --prompt-col q --response-col a")
+    shown = chart._repr_mimebundle_()
+    bundle = shown[0] if isinstance(shown, tuple) else shown
+    (saved,) = tmp_path.glob("chart-*.html")
+    assert bundle == {"text/plain": f"<chart of 2 views saved to {saved}: open it in a browser>"}
+    assert "JupyterChart" not in str(bundle)
+    html = saved.read_text()
+    assert "vegaEmbed" in html and "https://cdn" not in html  # draws offline
+    chart._repr_mimebundle_()
+    assert len(list(tmp_path.glob("chart-*.html"))) == 1  # the same chart is saved once
