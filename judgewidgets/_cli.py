@@ -15,12 +15,16 @@ import sys
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from ._errors import ConfigurationError, InputError, JudgeWidgetsError
 from .templates import BUILTIN_TEMPLATES
+
+if TYPE_CHECKING:
+    from ._panel import LLMPanel
+    from ._results import PanelResult
 
 EXIT_OK = 0
 EXIT_JUDGES_FAILED = 1
@@ -280,13 +284,13 @@ def _score(args: argparse.Namespace) -> int:
     return _report_failures(result, args.max_failed_fraction, missing_keys)
 
 
-def _quiet_table(result: Any) -> pd.DataFrame:
+def _quiet_table(result: PanelResult) -> pd.DataFrame:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows: reported per judge instead
         return result.to_df()
 
 
-def _output_table(frame: pd.DataFrame, result: Any) -> pd.DataFrame:
+def _output_table(frame: pd.DataFrame, result: PanelResult) -> pd.DataFrame:
     """The input, columns and names unchanged, then each judge's score, the aggregates, the explanations and,
     for judges with failures, `<judge>_error`."""
     scored = _quiet_table(result).drop(columns=["prompt", "response", "reference"], errors="ignore")
@@ -297,7 +301,7 @@ def _output_table(frame: pd.DataFrame, result: Any) -> pd.DataFrame:
     return pd.concat([frame.reset_index(drop=True), scored.reset_index(drop=True)], axis=1)
 
 
-def _print_summary(result: Any) -> None:
+def _print_summary(result: PanelResult) -> None:
     summary = result.summary()
     aggregates = _quiet_table(result)[["avg", "median", "min", "max", "disagreement"]].mean()
     with pd.option_context("display.width", 120, "display.max_columns", 20, "display.precision", 3):
@@ -307,7 +311,7 @@ def _print_summary(result: Any) -> None:
             print("mean of aggregates: " + ", ".join(f"{k} {v:.3f}" for k, v in aggregates.items()))
 
 
-def _report_failures(result: Any, max_failed_fraction: float, missing_keys: dict[str, list[str]]) -> int:
+def _report_failures(result: PanelResult, max_failed_fraction: float, missing_keys: dict[str, list[str]]) -> int:
     """One stderr line per judge with failed calls; status 1 when one failed on every row or beyond the limit."""
     from ._failures import judge_failures
 
@@ -324,7 +328,7 @@ def _report_failures(result: Any, max_failed_fraction: float, missing_keys: dict
             status = EXIT_JUDGES_FAILED
     if status != EXIT_OK:
         limit = "every row" if max_failed_fraction >= 1 else f"more than {max_failed_fraction:g} of the rows"
-        _say(f"error: a judge failed on {limit}; its rows are NaN in the output")
+        _say(f"error: a judge failed on {limit}; its failed rows are NaN in the output")
     return status
 
 
@@ -332,7 +336,7 @@ def _say(message: str) -> None:
     print(f"judgewidgets: {message}", file=sys.stderr)
 
 
-def demo_panel() -> Any:
+def demo_panel() -> LLMPanel:
     """The demo's panel: three templates on the embedded judge."""
     from ._judge import LLMJudge
     from ._panel import LLMPanel

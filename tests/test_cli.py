@@ -171,7 +171,7 @@ def test_an_unreachable_provider_exits_1_with_one_line_naming_the_cause(
     err = capsys.readouterr().err
     lines = err.strip().splitlines()
     assert lines[0].startswith("judgewidgets: judge 'openai/a': 3 of 3 calls failed: connection refused (")
-    assert lines[-1] == "judgewidgets: error: a judge failed on every row; its rows are NaN in the output"
+    assert lines[-1] == "judgewidgets: error: a judge failed on every row; its failed rows are NaN in the output"
     assert "Warning" not in err and ".py:" not in err and "result.votes" not in err
     table = read(out)  # what there is, is still written: the rows, NaN scores and each row's error
     assert table["openai/a"].isna().all()
