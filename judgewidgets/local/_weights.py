@@ -11,9 +11,10 @@ check began), and a later load whose file still has exactly those is not hashed 
 that changes the file through the file system (truncation, a copy or download over it, an edit in place, even
 one that restores the mtime, since that sets the ctime) is caught and the file hashed again; corruption below
 the file system (a failing disk) and someone who can write the cache folder and forges the marker too are not.
-A file changed within 2 s of the check that left the marker could keep its timestamps (their resolution is
-coarse), so such a marker is not trusted; that is why the load after an assembly hashes once more. Delete the
-marker, or pass `recheck=True`, to force a full check.
+File timestamps advance in coarse ticks (milliseconds), so a change made just after a check could leave them as
+they were: no marker is left for a file changed less than 2 s before its check began. That is why the load after
+an assembly hashes once more (announced too), and loads after that do not. Delete the marker, or pass
+`recheck=True`, to force a full check.
 
 The first assembly and a full check are announced, with how long they took: a progress bar in a notebook, a
 line on stderr elsewhere (they happen once, while the first local judgment waits).
