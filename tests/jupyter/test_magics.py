@@ -21,12 +21,16 @@ def server() -> Iterator[OpenAITestServer]:
 
 @pytest.fixture
 def ip(server: OpenAITestServer, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    import altair as alt
+
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    renderer = alt.renderers.active  # %load_ext changes altair's process-wide renderer: put it back after
     shell = InteractiveShell.instance()
     shell.run_line_magic("load_ext", "judgewidgets")
     shell.run_line_magic("judge_config", f"--judges openai/a,openai/b --template likert --api-base {server.base_url}")
     yield shell
     shell.run_line_magic("judge_config", "--api-base ''")
+    alt.renderers.enable(renderer)
 
 
 CELL = """prompt: What is the capital of Australia?
@@ -113,7 +117,10 @@ def test_in_terminal_ipython_a_chart_is_a_saved_file_not_a_widget_repr(
     """InteractiveShell is terminal IPython: no frontend draws widgets, so `%load_ext` picks the file renderer."""
     import altair as alt
 
+    from judgewidgets.jupyter._magics import load_ipython_extension
+
     monkeypatch.setattr("judgewidgets.charts._terminal.chart_folder", lambda: tmp_path)
+    load_ipython_extension(ip)  # what %load_ext does the first time in a session
     assert alt.renderers.active == "judgewidgets_file"
     ip.user_ns["answers"] = pd.DataFrame({"q": ["2+2?", "3+3?"], "a": ["4", "6"]})
     chart = ip.run_line_magic("judge", "--judges openai/x,openai/y --data answers --prompt-col q --response-col a")
