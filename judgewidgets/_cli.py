@@ -1,49 +1,131 @@
-"""The `judgewidgets` command: score a CSV/JSONL/Parquet file with a panel of judges, or run the demo."""
+"""The `judgewidgets` command: score a CSV/JSONL/Parquet file with a panel of judges, or run the demo.
+
+Everything that can be wrong with the command line (flags, input file and columns, output kind and folder,
+model strings) is reported before the first call, with exit status 2. After the calls, one line per judge
+says how many of its calls failed and why; the exit status is 1 when a judge failed on every row (or on more
+than `--max-failed-fraction` of them), so scripts and CI notice a run that produced nothing.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ._errors import JudgeWidgetsError
+from ._errors import ConfigurationError, InputError, JudgeWidgetsError
 from .templates import BUILTIN_TEMPLATES
 
-_READERS = {".csv": pd.read_csv, ".jsonl": lambda p: pd.read_json(p, lines=True), ".parquet": pd.read_parquet}
+if TYPE_CHECKING:
+    from ._panel import LLMPanel
+    from ._results import PanelResult
+
+EXIT_OK = 0
+EXIT_JUDGES_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+_KINDS = (".csv", ".jsonl", ".parquet")
+_AGGREGATES = ("avg", "median", "min", "max", "weighted_avg", "disagreement")
 
 _EPILOG = """examples:
-  judgewidgets demo
-  judgewidgets score answers.csv --judge local --template likert -o scored.csv
+  judgewidgets score answers.csv --judge local --template likert \\
+      --prompt-col question --response-col answer --reference-col reference -o scored.csv
   judgewidgets score answers.jsonl --judge openai/gpt-4o-mini --judge anthropic/claude-3-5-haiku-20241022 \\
       --judge local --template true_false_uncertain --prompt-col question --response-col answer -o scored.parquet
-  judgewidgets score answers.csv --judge openai/my-model --api-base http://127.0.0.1:8000/v1 -o out.csv
+  judgewidgets score answers.csv --judge mine=openai/my-model --api-base http://127.0.0.1:8000/v1 -o out.csv
+  judgewidgets score answers.csv --judge openai/gpt-4o-mini --estimate      # the cost, no calls
+  judgewidgets demo
+
+A column of reference answers (--reference-col) is what most helps a small judge such as `local`.
+The output keeps every input column under its own name and adds one score column per judge (named after its
+model, or NAME in --judge NAME=MODEL), avg, median, min, max, disagreement, and <judge>_error where calls
+failed. Exit status: 0 done; 1 a judge failed on every row (or beyond --max-failed-fraction); 2 bad usage,
+nothing was called; 130 interrupted (finished judgments stay in the call cache).
 """
+
+
+def _read_jsonl(path: Path) -> pd.DataFrame:
+    return pd.read_json(path, lines=True)
+
+
+_READERS: dict[str, Callable[[Path], pd.DataFrame]] = {
+    ".csv": pd.read_csv,
+    ".jsonl": _read_jsonl,
+    ".parquet": pd.read_parquet,
+}
+
+
+def _check_kind(path: Path, role: str) -> str:
+    """The lower-case suffix of an input or output path, or one clear error naming the supported kinds."""
+    suffix = path.suffix.lower()
+    if suffix not in _KINDS:
+        raise InputError(f"cannot {role} {path.name}: use a .csv, .jsonl or .parquet file")
+    if suffix == ".parquet" and not any(importlib.util.find_spec(m) for m in ("pyarrow", "fastparquet")):
+        raise ConfigurationError(f"{role}ing {path.name} needs pyarrow: pip install 'judgewidgets[parquet]'")
+    return suffix
 
 
 def read_table(path: Path) -> pd.DataFrame:
     """A DataFrame from .csv, .jsonl or .parquet; anything else is an error naming the supported kinds."""
-    reader = _READERS.get(path.suffix.lower())
-    if reader is None:
-        raise JudgeWidgetsError(f"cannot read {path.name}: use a .csv, .jsonl or .parquet file")
-    if not path.exists():
-        raise JudgeWidgetsError(f"input file not found: {path}")
-    return reader(path)
+    suffix = _check_kind(path, "read")
+    if not path.is_file():
+        raise InputError(f"input file not found: {path}")
+    try:
+        return _READERS[suffix](path)
+    except (ValueError, OSError) as exc:
+        raise InputError(f"cannot read {path}: {exc}") from exc
+
+
+def check_output(path: Path, source: Path | None = None) -> None:
+    """Raise before any call when `path` cannot be written: unknown kind, missing or read-only folder, a folder
+    in its place, or the input file itself."""
+    _check_kind(path, "write")
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise InputError(f"cannot write {path}: the folder {folder} does not exist")
+    if path.is_dir():
+        raise InputError(f"cannot write {path}: it is a folder")
+    if not os.access(path if path.exists() else folder, os.W_OK):
+        raise InputError(f"cannot write {path}: permission denied")
+    if source is not None and path.exists() and source.exists() and path.resolve() == source.resolve():
+        raise InputError(f"the output {path} is the input file; choose another -o")
 
 
 def write_table(frame: pd.DataFrame, path: Path) -> None:
-    suffix = path.suffix.lower()
+    suffix = _check_kind(path, "write")
     if suffix == ".csv":
         frame.to_csv(path, index=False)
     elif suffix == ".jsonl":
         frame.to_json(path, orient="records", lines=True, force_ascii=False)
-    elif suffix == ".parquet":
-        frame.to_parquet(path, index=False)
     else:
-        raise JudgeWidgetsError(f"cannot write {path.name}: use a .csv, .jsonl or .parquet output file")
+        frame.to_parquet(path, index=False)
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 1")
+    return value
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not at least 1")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -68,7 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         required=True,
         metavar="MODEL",
-        help="a judge model: 'local' (embedded, no key) or any litellm model string; repeat for a panel",
+        help="a judge: 'local' (embedded, no key) or any litellm model string, optionally NAME=MODEL to name its "
+        "column; repeat for a panel",
     )
     score.add_argument(
         "--template",
@@ -78,12 +161,27 @@ def build_parser() -> argparse.ArgumentParser:
     )
     score.add_argument("--prompt-col", default="prompt", help="column holding the prompts (default prompt)")
     score.add_argument("--response-col", default="response", help="column holding the responses (default response)")
-    score.add_argument("--reference-col", default=None, help="optional column of reference answers")
-    score.add_argument("-o", "--output", type=Path, required=True, help="output file: .csv, .jsonl or .parquet")
+    score.add_argument(
+        "--reference-col", default=None, help="column of reference answers (recommended: it helps small judges most)"
+    )
+    score.add_argument("-o", "--output", type=Path, default=None, help="output file: .csv, .jsonl or .parquet")
     score.add_argument("--weights", type=float, nargs="+", default=None, help="one weight per judge")
     score.add_argument("--explanations", action="store_true", help="ask each judge to explain its score")
     score.add_argument("--api-base", default=None, help="base URL of an OpenAI-compatible server for the judges")
-    score.add_argument("--max-concurrency", type=int, default=32, help="concurrent calls per model (default 32)")
+    score.add_argument(
+        "--max-concurrency",
+        type=_positive,
+        default=None,
+        help="concurrent calls per model (default 32; the embedded judge takes one at a time)",
+    )
+    score.add_argument(
+        "--max-failed-fraction",
+        type=_fraction,
+        default=1.0,
+        metavar="F",
+        help="exit with status 1 when a judge's calls failed on more than this fraction of rows (0 to 1; "
+        "default 1: only when a judge failed on every row)",
+    )
     score.add_argument("--no-cache", action="store_true", help="do not read or write the on-disk call cache")
     score.add_argument("--estimate", action="store_true", help="print the estimated cost and stop (no calls)")
     score.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -95,98 +193,216 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _score(args: argparse.Namespace) -> int:
-    from ._panel import LLMPanel
-
-    frame = read_table(args.input)
-    columns = [args.prompt_col, args.response_col] + ([args.reference_col] if args.reference_col else [])
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise JudgeWidgetsError(
-            f"{args.input.name} has no column {', '.join(map(repr, missing))}; its columns are {list(frame.columns)}"
+def parse_judges(values: Sequence[str]) -> list[tuple[str, str]]:
+    """(name, model) per `--judge`: `MODEL` is named after the model, `NAME=MODEL` after NAME."""
+    judges = []
+    for value in values:
+        name, equals, model = value.partition("=")
+        if not equals:
+            name, model = value, value
+        name, model = name.strip(), model.strip()
+        if not name or not model:
+            raise ConfigurationError(f"--judge {value!r}: give MODEL or NAME=MODEL")
+        judges.append((name, model))
+    names = [name for name, _ in judges]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ConfigurationError(
+            f"--judge {repeated[0]!r} is given twice; tell them apart with NAME=MODEL (e.g. --judge a={repeated[0]})"
         )
-    kwargs: dict[str, object] = {"max_concurrency": args.max_concurrency}
-    if args.api_base:
-        kwargs["api_base"] = args.api_base
-    if args.no_cache:
-        kwargs["cache"] = False
-    panel = LLMPanel(args.judge, template=args.template, weights=args.weights, explanations=args.explanations, **kwargs)
+    return judges
+
+
+def _check_columns(frame: pd.DataFrame, args: argparse.Namespace, judge_names: Sequence[str]) -> None:
+    wanted = [args.prompt_col, args.response_col] + ([args.reference_col] if args.reference_col else [])
+    missing = [c for c in wanted if c not in frame.columns]
+    if missing:
+        raise InputError(
+            f"{args.input.name} has no column {', '.join(map(repr, missing))}; its columns are {list(frame.columns)}"
+            " (name yours with --prompt-col, --response-col, --reference-col)"
+        )
+    added = {*judge_names, *_AGGREGATES}
+    added |= {f"{n}_{suffix}" for n in judge_names for suffix in ("explanation", "error")}
+    clashes = [c for c in frame.columns if c in added]
+    if clashes:
+        raise InputError(
+            f"{args.input.name} already has the column(s) {', '.join(map(repr, clashes))}, which the output adds; "
+            "rename them, or name the judges with --judge NAME=MODEL"
+        )
+
+
+def _missing_keys(judges: Sequence[tuple[str, str]], api_base: str | None) -> dict[str, list[str]]:
+    """Per judge name, the API key variables its model needs that are not set (none with --api-base)."""
+    if api_base:
+        return {}
+    from ._failures import missing_key_variables
+
+    found = {name: missing_key_variables(model) for name, model in judges}
+    return {name: keys for name, keys in found.items() if keys}
+
+
+def _score(args: argparse.Namespace) -> int:
+    from ._judge import LLMJudge
+    from ._panel import LLMPanel
+    from .engine._litellm import is_local_model
+
+    if args.output is None and not args.estimate:
+        raise InputError("say where to write the scores with -o/--output (.csv, .jsonl or .parquet)")
+    if args.output is not None:
+        check_output(args.output, args.input)
+    judges = parse_judges(args.judge)
+    frame = read_table(args.input)
+    _check_columns(frame, args, [name for name, _ in judges])
+    kwargs: dict[str, Any] = {"max_concurrency": args.max_concurrency, "cache": not args.no_cache}
+    remote = {"api_base": args.api_base} if args.api_base else {}
+    panel = LLMPanel(
+        [
+            LLMJudge(model, template=args.template, name=name, **kwargs, **({} if is_local_model(model) else remote))
+            for name, model in judges
+        ],
+        weights=args.weights,
+        explanations=args.explanations,
+    )
+    panel.check()
     references = frame[args.reference_col] if args.reference_col else None
+    estimate = panel.estimate_cost(frame[args.prompt_col], frame[args.response_col], references)  # checks rows
+    missing_keys = _missing_keys(judges, args.api_base)
+    for name, keys in missing_keys.items():
+        _say(f"note: {' or '.join(keys)} is not set; judge {name!r} will likely fail")
     if args.estimate:
-        print(panel.estimate_cost(frame[args.prompt_col], frame[args.response_col], references))
-        return 0
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = panel.score(frame[args.prompt_col], frame[args.response_col], references, progress=not args.quiet)
-    table = result.to_df()
-    extra = frame.drop(columns=[c for c in columns if c in frame.columns])
-    write_table(pd.concat([extra.reset_index(drop=True), table], axis=1), args.output)
-    _print_summary(result, args.output)
-    for warning in caught:
-        print(f"warning: {warning.message}", file=sys.stderr)
-    return 0
+        print(estimate)
+        return EXIT_OK
+    result = panel.score(frame[args.prompt_col], frame[args.response_col], references, progress=not args.quiet)
+    table = _output_table(frame, result)
+    try:
+        write_table(table, args.output)
+    except OSError as exc:
+        cached = "" if args.no_cache else "; the judgments are in the call cache, so running again costs nothing"
+        raise InputError(f"could not write {args.output}: {exc}{cached}") from exc
+    _print_summary(result)
+    print(f"wrote {len(table)} rows to {args.output}")
+    return _report_failures(result, args.max_failed_fraction, missing_keys)
 
 
-def _print_summary(result: object, output: Path | None) -> None:
-    from ._results import PanelResult
+def _quiet_table(result: PanelResult) -> pd.DataFrame:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows: reported per judge instead
+        return result.to_df()
 
-    assert isinstance(result, PanelResult)
+
+def _output_table(frame: pd.DataFrame, result: PanelResult) -> pd.DataFrame:
+    """The input, columns and names unchanged, then each judge's score, the aggregates, the explanations and,
+    for judges with failures, `<judge>_error`."""
+    scored = _quiet_table(result).drop(columns=["prompt", "response", "reference"], errors="ignore")
+    errors = result.votes.pivot(index="item", columns="judge", values="error").reindex(range(len(frame)))
+    for judge in result.judges:
+        if judge in errors and errors[judge].notna().any():
+            scored[f"{judge}_error"] = errors[judge].to_numpy()
+    return pd.concat([frame.reset_index(drop=True), scored.reset_index(drop=True)], axis=1)
+
+
+def _print_summary(result: PanelResult) -> None:
     summary = result.summary()
-    aggregates = result.to_df()[["avg", "median", "min", "max", "disagreement"]].mean()
+    aggregates = _quiet_table(result)[["avg", "median", "min", "max", "disagreement"]].mean()
     with pd.option_context("display.width", 120, "display.max_columns", 20, "display.precision", 3):
         print(summary.to_string())
         print()
-        print("mean of aggregates: " + ", ".join(f"{k} {v:.3f}" for k, v in aggregates.items()))
-    failed = int(summary["failed"].sum())
-    if failed:
-        print(f"{failed} vote(s) failed; their errors are in the `error` column of result.votes")
-    if output is not None:
-        print(f"wrote {len(result.items)} rows to {output}")
+        if aggregates.notna().any():
+            print("mean of aggregates: " + ", ".join(f"{k} {v:.3f}" for k, v in aggregates.items()))
 
 
-def _demo(args: argparse.Namespace) -> int:
-    from ._examples import load_example
+def _report_failures(result: PanelResult, max_failed_fraction: float, missing_keys: dict[str, list[str]]) -> int:
+    """One stderr line per judge with failed calls; status 1 when one failed on every row or beyond the limit."""
+    from ._failures import judge_failures
+
+    status = EXIT_OK
+    for failures in judge_failures(result.vote_list, result.judges):
+        if not failures.failed:
+            continue
+        line = failures.line()
+        keys = missing_keys.get(failures.judge)
+        if keys and failures.cause != "API key missing":
+            line += f"; {' or '.join(keys)} is not set"
+        _say(line)
+        if failures.all_failed or failures.fraction > max_failed_fraction:
+            status = EXIT_JUDGES_FAILED
+    if status != EXIT_OK:
+        limit = "every row" if max_failed_fraction >= 1 else f"more than {max_failed_fraction:g} of the rows"
+        _say(f"error: a judge failed on {limit}; its failed rows are NaN in the output")
+    return status
+
+
+def _say(message: str) -> None:
+    print(f"judgewidgets: {message}", file=sys.stderr)
+
+
+def demo_panel() -> LLMPanel:
+    """The demo's panel: three templates on the embedded judge."""
     from ._judge import LLMJudge
     from ._panel import LLMPanel
 
-    examples = load_example()
-    panel = LLMPanel(
+    return LLMPanel(
         [
             LLMJudge("local", template="likert", name="local_likert", probability_weighted=True),
             LLMJudge("local", template="true_false_uncertain", name="local_verdict"),
             LLMJudge("local", template="continuous", name="local_0_100"),
         ]
     )
-    print(f"Scoring {len(examples)} example answers with {panel!r} (embedded Qwen2.5-Coder-1.5B judge)...")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        result = panel.score(examples["prompt"], examples["response"], progress=not args.quiet)
-        table = result.to_df()
+
+
+def _demo(args: argparse.Namespace) -> int:
+    """Score the bundled example set (each question with a good and a bad answer) against its references."""
+    from ._examples import load_example
+
+    examples = load_example()
+    panel = demo_panel()
+    print(
+        f"Scoring {len(examples)} answers ({examples['prompt'].nunique()} questions, each with a good and a bad "
+        f"answer, judged against its reference answer) with {panel!r} (the embedded Qwen2.5-Coder-1.5B judge)..."
+    )
+    result = panel.score(examples["prompt"], examples["response"], examples["reference"], progress=not args.quiet)
+    table = _quiet_table(result).drop(columns=["reference", "disagreement"])
     table.insert(0, "label", examples["label"])
     table["prompt"] = table["prompt"].str.slice(0, 38)
     table["response"] = table["response"].str.slice(0, 38)
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.precision", 2):
-        print(table.drop(columns=["disagreement"]).to_string(index=False))
+        print(table.to_string(index=False))
         print()
         print("Mean panel score by label:", table.groupby("label")["avg"].mean().round(3).to_dict())
         print()
-    _print_summary(result, None)
-    return 0
+    _print_summary(result)
+    return _report_failures(result, 1.0, {})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        if args.command == "score":
-            return _score(args)
-        return _demo(args)
-    except (JudgeWidgetsError, ValueError) as exc:
-        print(f"judgewidgets: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("interrupted; finished judgments are in the cache and will not be paid for again", file=sys.stderr)
-        return 130
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            if args.command == "score":
+                return _score(args)
+            return _demo(args)
+        except (JudgeWidgetsError, ValueError) as exc:
+            _say(f"error: {exc}")
+            return EXIT_USAGE
+        except KeyboardInterrupt:
+            _say("interrupted; finished judgments are in the cache and will not be paid for again")
+            return EXIT_INTERRUPTED
+        finally:
+            _print_warnings(caught)
+
+
+def _print_warnings(caught: Sequence[warnings.WarningMessage]) -> None:
+    """Our own warnings as one plain line each, without source paths; the libraries' import-time warnings
+    (pydantic about litellm's types, ...) say nothing a command-line user can act on, so they are dropped."""
+    package = str(Path(__file__).resolve().parent)
+    seen = set()
+    for warning in caught:
+        message = str(warning.message)
+        if message not in seen and str(Path(warning.filename).resolve()).startswith(package):
+            seen.add(message)
+            _say(f"warning: {message}")
 
 
 if __name__ == "__main__":

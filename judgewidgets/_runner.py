@@ -18,6 +18,7 @@ to start inside either. Two strategies are offered:
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
 import contextlib
 import importlib.util
@@ -67,6 +68,25 @@ class _LoopThread:
         self.loop = new_event_loop(kind)
         self.thread = threading.Thread(target=self._serve, name="judgewidgets-loop", daemon=True)
         self.thread.start()
+        atexit.register(self.shutdown)
+
+    def shutdown(self, timeout: float = 2.0) -> None:
+        """Cancel the tasks still pending on the loop and stop it (run at exit). Libraries leave tasks waiting
+        there for good (litellm's logging worker waits on its queue); left pending, the interpreter's shutdown
+        destroys them with "Task was destroyed but it is pending!" on stderr."""
+        if not self.thread.is_alive() or self.loop.is_closed():
+            return
+
+        async def cancel_the_rest() -> None:
+            pending = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(cancel_the_rest(), self.loop).result(timeout)
+        with contextlib.suppress(RuntimeError):
+            self.loop.call_soon_threadsafe(self.loop.stop)
 
     def _serve(self) -> None:
         asyncio.set_event_loop(self.loop)

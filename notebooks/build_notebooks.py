@@ -47,21 +47,22 @@ embedded judge (`model="local"`, Qwen2.5-Coder-1.5B-Instruct running in-process)
 %load_ext judgewidgets
 import judgewidgets as jw
 
-examples = jw.load_example()   # 8 factual questions, each with a good and a bad answer
+examples = jw.load_example()   # 4 factual questions × 2 answers (a good and a bad one), with reference answers
 examples
 """),
         md("""
 ## A panel of judges
 Two judges on the same embedded model, asked in two ways: a 1–5 Likert rating and a correct / not sure /
 incorrect verdict. Both are normalised to [0, 1]; `avg`, `median`, `min`, `max` aggregate them and
-`disagreement` is the spread between judges.
+`disagreement` is the spread between judges. Each answer is judged against its question's reference answer:
+a reference is what helps a small judge most.
 """),
         code("""
 panel = jw.LLMPanel([
     jw.LLMJudge("local", template="likert", name="likert"),
     jw.LLMJudge("local", template="true_false_uncertain", name="verdict"),
 ])
-result = panel.score(examples["prompt"], examples["response"])
+result = panel.score(examples["prompt"], examples["response"], examples["reference"])
 table = result.to_df()
 table.insert(0, "label", examples["label"])
 table
@@ -74,10 +75,11 @@ result.chart()
 """),
         md("""
 `result.votes` is the tidy table behind it: one row per judge and item, with the raw answer, latency, tokens
-and cost. Judgments are cached on disk, so running a cell again costs nothing.
+and cost (eleven columns; a few are shown here, `result.votes.columns` lists them all). Judgments are cached on
+disk, so running a cell again costs nothing.
 """),
         code("""
-result.votes.head()
+result.votes[["item", "judge", "score", "raw", "latency_s", "cached"]].head()
 """),
         md("""
 ## The `%%judge` magic
@@ -344,7 +346,13 @@ is this biased on LLMBar; point `PairwiseJudge` at a hosted model (below) for ve
 """),
         code("""
 battles = pd.read_json("data/arena_hard_battles.jsonl", lines=True)
-jw.bradley_terry(battles, bootstrap=1000, seed=0)
+ratings = jw.bradley_terry(battles, bootstrap=1000, seed=0)
+ratings[["rank", "candidate", "rating", "ci_low", "ci_high", "wins", "losses", "ties"]].round(0)
+"""),
+        md("""
+`ratings` has four more columns: `games`, and the logit-scale strengths behind the ratings (`strength`,
+`strength_ci_low`, `strength_ci_high`). `ratings.columns` lists them, and
+`pd.set_option("display.max_columns", None)` shows every column of a wide table.
 """),
         md("""
 ## A tournament of prompt variants
@@ -428,7 +436,7 @@ candidates = {
 }
 tournament = jw.Tournament(judge=judge, format="adaptive", budget=24, seed=0)
 ranked = tournament.run(questions, candidates)
-ranked.ranking
+ranked.ranking[["rank", "candidate", "rating", "ci_low", "ci_high", "wins", "losses", "ties"]].round(0)
 """),
         md("""
 The intervals are bootstrap intervals over comparisons (both orders of a comparison are resampled together).

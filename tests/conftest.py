@@ -1,12 +1,24 @@
 """Shared fixtures. Every test runs with a private cache folder, and no test may reach a real provider:
-connections to anything but loopback fail loudly."""
+connections to anything but loopback fail loudly.
+
+The user's own call cache (~/.cache/judgewidgets/calls.sqlite) and IPython history are never touched: before any
+test module is imported, `$JUDGEWIDGETS_CACHE_DIR` and `$IPYTHONDIR` point into a folder of this session, so
+module- and session-scoped fixtures and every subprocess (the browser tests' Jupyter server and its kernels, the
+notebook tests' kernels) inherit them; each test then gets a folder of its own. In this process, opening an
+SQLite file in the user's cache folder fails loudly. The assembled model weights (models/, 1.1 GB) are shared.
+"""
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import socket
+import sqlite3
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,9 +28,14 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 # fast path's HTTP client is tested on both loops.
 os.environ.setdefault("JUDGEWIDGETS_EVENT_LOOP", "asyncio")
 # The assembled embedded model (1.1 GB) stays in the real user cache while call caches move per test.
-from judgewidgets._paths import MODEL_DIR_ENV, model_dir
+from judgewidgets._paths import CACHE_DIR_ENV, MODEL_DIR_ENV, model_dir, user_cache_dir
 
 os.environ.setdefault(MODEL_DIR_ENV, str(model_dir()))
+USER_CACHE_DIR = user_cache_dir().resolve()  # the user's, before it is moved: what the tests must never touch
+_SESSION_DIR = Path(tempfile.mkdtemp(prefix="judgewidgets-tests-"))
+atexit.register(shutil.rmtree, _SESSION_DIR, ignore_errors=True)
+os.environ[CACHE_DIR_ENV] = str(_SESSION_DIR / "cache")  # set, not defaulted: a user's own setting is theirs
+os.environ["IPYTHONDIR"] = str(_SESSION_DIR / "ipython")
 
 _LOOPBACK_PREFIXES = ("127.", "::1", "localhost", "0.0.0.0")
 
@@ -53,6 +70,31 @@ def _no_network() -> Iterator[None]:
     finally:
         socket.socket.connect = real_connect  # type: ignore[method-assign]
         socket.socket.connect_ex = real_connect_ex  # type: ignore[method-assign]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _user_cache_untouchable() -> Iterator[None]:
+    """Opening an SQLite file in the user's cache folder raises: a call cache that escaped fails its test."""
+    real_connect = sqlite3.connect
+
+    def guarded_connect(database: Any, *args: Any, **kwargs: Any) -> sqlite3.Connection:
+        if isinstance(database, (str, os.PathLike)) and str(database) != ":memory:":
+            path = Path(os.fsdecode(database)).resolve()
+            if path.is_relative_to(USER_CACHE_DIR):
+                raise PermissionError(f"tests may not touch the user's cache (tried {path})")
+        return real_connect(database, *args, **kwargs)
+
+    sqlite3.connect = guarded_connect  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sqlite3.connect = real_connect
+
+
+@pytest.fixture
+def user_cache_dir_of_the_user() -> Path:
+    """The cache folder judgewidgets would use outside the tests."""
+    return USER_CACHE_DIR
 
 
 @pytest.fixture(autouse=True)

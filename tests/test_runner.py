@@ -1,5 +1,9 @@
 import asyncio
 import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -113,3 +117,29 @@ def test_private_uvloop_thread_runs_a_panel() -> None:
     finally:
         thread.loop.call_soon_threadsafe(thread.loop.stop)
         thread.thread.join(5)
+
+
+@pytest.mark.parametrize("kind", ["asyncio", "uvloop"])
+def test_tasks_left_pending_on_the_private_loop_end_quietly_at_exit(kind: str) -> None:
+    """litellm's logging worker waits on the private loop forever; at exit it is cancelled, not destroyed
+    pending (which printed "Task was destroyed but it is pending! ... LoggingWorker._worker_loop")."""
+    script = """
+import asyncio
+from judgewidgets._runner import run_sync
+
+kept = {}
+
+async def start_a_worker():
+    queue = asyncio.Queue()
+    kept["queue"], kept["task"] = queue, asyncio.get_running_loop().create_task(queue.get())
+
+run_sync(start_a_worker())
+print("scored")
+"""
+    root = Path(__file__).resolve().parents[1]
+    if kind == "uvloop":
+        pytest.importorskip("uvloop")
+    env = {**os.environ, "PYTHONPATH": str(root), "JUDGEWIDGETS_EVENT_LOOP": kind}
+    for _ in range(3):  # shutdown's order of destruction varies; without the cancellation every run printed it
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60)
+        assert (done.returncode, done.stdout, done.stderr) == (0, "scored\n", "")

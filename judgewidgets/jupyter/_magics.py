@@ -330,6 +330,13 @@ def use_offline_charts() -> bool:
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """`%load_ext judgewidgets` registers the magics and makes charts render offline (see use_offline_charts)."""
+    """`%load_ext judgewidgets` registers the magics and makes charts render offline (see use_offline_charts);
+    in terminal IPython, which cannot draw them, a chart is saved as an HTML file and its path shown."""
+    from .._display import notebook_frontend
+    from ..charts._terminal import use_file_charts
+
     ipython.register_magics(JudgeMagics)
-    use_offline_charts()
+    if notebook_frontend():
+        use_offline_charts()
+    else:
+        use_file_charts()

@@ -42,6 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--hang-seconds", type=float, default=30.0, help="how long a timeout fault hangs")
     parser.add_argument("--record", type=int, default=100, help="how many last requests the stats keep")
     parser.add_argument("--model", action="append", dest="models", help="listed by GET /v1/models")
+    parser.add_argument("--api-key", default=None, help="answer 401 to chat requests without this bearer key")
     parser.add_argument(
         "--loop", choices=("auto", "asyncio", "uvloop"), default="auto", help="auto: uvloop when installed"
     )
@@ -68,6 +69,7 @@ def _config_from_args(args: argparse.Namespace) -> ServerConfig:
         faults=faults,
         record=args.record,
         models=tuple(args.models or ("test",)),
+        api_key=args.api_key,
     )
 
 

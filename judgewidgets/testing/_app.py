@@ -47,6 +47,7 @@ class ServerConfig:
     faults: FaultPlan = field(default_factory=FaultPlan)
     record: int = 100
     models: tuple[str, ...] = ("test",)
+    api_key: str | None = None  # when set, a chat request without `Authorization: Bearer <api_key>` gets a 401
 
 
 class ChatService:
@@ -93,6 +94,14 @@ class ChatService:
         self.stats.record(request.path, recorded, "Authorization" in request.headers, 400, None)
         return web.Response(status=400, body=error_body(message, "invalid_request_error"), content_type=_JSON)
 
+    def _unauthorized(self, request: web.Request, body: dict[str, Any]) -> web.Response:
+        """OpenAI's answer to a missing or wrong key (the key sent is never recorded or echoed)."""
+        self.stats.record(request.path, body, "Authorization" in request.headers, 401, None)
+        message = "Incorrect API key provided. The OpenAITestServer was started with api_key=..."
+        return web.Response(
+            status=401, body=error_body(message, "invalid_request_error", "invalid_api_key"), content_type=_JSON
+        )
+
     async def chat(self, request: web.Request) -> web.Response:
         """Answer one chat completion request, or fail it as the fault plan or a directive says."""
         raw = await request.read()
@@ -104,6 +113,8 @@ class ChatService:
             return self._bad_request(request, body, "the request needs a `messages` list")
         if body.get("stream"):
             return self._bad_request(request, body, "OpenAITestServer does not stream; send stream=false")
+        if self.config.api_key is not None and request.headers.get("Authorization") != f"Bearer {self.config.api_key}":
+            return self._unauthorized(request, body)
 
         reply: str | None = None
         sticky: FaultKind | None = None

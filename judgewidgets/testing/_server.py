@@ -49,6 +49,7 @@ class OpenAITestServer:
         faults: FaultPlan | None = None,
         record: int = 100,
         models: Sequence[str] = ("test",),
+        api_key: str | None = None,
         spawn: bool = False,
         host: str = "127.0.0.1",
         port: int = 0,
@@ -61,6 +62,7 @@ class OpenAITestServer:
         faults: the seeded random fault plan; none by default. Directives in prompts work regardless.
         record: how many of the last requests `stats.requests` keeps.
         models: what `GET /v1/models` lists (any model name is accepted by the chat route).
+        api_key: when set, chat requests must send `Authorization: Bearer <api_key>`; others get a 401.
         spawn: serve from a child process instead of a background thread.
         port: 0 lets the OS pick a free one.
         """
@@ -75,6 +77,7 @@ class OpenAITestServer:
             faults=faults if faults is not None else FaultPlan(),
             record=record,
             models=tuple(models),
+            api_key=api_key,
         )
         self.spawn = spawn
         self.host = host

@@ -54,7 +54,10 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     settings.mkdir(parents=True)  # no "get notified about Jupyter news?" toast over the screenshots
     (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false", "checkForUpdates": false}')
     port = _free_port()
-    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(workdir / ".jupyter"), "JUPYTER_RUNTIME_DIR": str(workdir / "rt")}
+    # Jupyter's config, data (the notebook trust database) and runtime files stay out of the user's home; the
+    # call cache and IPython's folder are the session's already (tests/conftest.py), inherited by the kernels.
+    folders = {"JUPYTER_CONFIG_DIR": ".jupyter", "JUPYTER_DATA_DIR": "data", "JUPYTER_RUNTIME_DIR": "rt"}
+    env = {**os.environ, **{name: str(workdir / sub) for name, sub in folders.items()}}
     server = subprocess.Popen(
         [
             sys.executable,

@@ -21,12 +21,16 @@ def server() -> Iterator[OpenAITestServer]:
 
 @pytest.fixture
 def ip(server: OpenAITestServer, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    import altair as alt
+
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    renderer = alt.renderers.active  # %load_ext changes altair's process-wide renderer: put it back after
     shell = InteractiveShell.instance()
     shell.run_line_magic("load_ext", "judgewidgets")
     shell.run_line_magic("judge_config", f"--judges openai/a,openai/b --template likert --api-base {server.base_url}")
     yield shell
     shell.run_line_magic("judge_config", "--api-base ''")
+    alt.renderers.enable(renderer)
 
 
 CELL = """prompt: What is the capital of Australia?
@@ -107,3 +111,27 @@ def test_help_documents_every_option(ip) -> None:  # type: ignore[no-untyped-def
     doc = ip.magics_manager.registry["JudgeMagics"].judge.__doc__
     for option in ("--judges", "--template", "--rubric", "--mode", "--data", "--prompt-col", "--out", "Examples"):
         assert option in doc
+
+
+def test_in_terminal_ipython_a_chart_is_a_saved_file_not_a_widget_repr(
+    ip, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """InteractiveShell is terminal IPython: no frontend draws widgets, so `%load_ext` picks the file renderer."""
+    import altair as alt
+
+    from judgewidgets.jupyter._magics import load_ipython_extension
+
+    monkeypatch.setattr("judgewidgets.charts._terminal.chart_folder", lambda: tmp_path)
+    load_ipython_extension(ip)  # what %load_ext does the first time in a session
+    assert alt.renderers.active == "judgewidgets_file"
+    ip.user_ns["answers"] = pd.DataFrame({"q": ["2+2?", "3+3?"], "a": ["4", "6"]})
+    chart = ip.run_line_magic("judge", "--judges openai/x,openai/y --data answers --prompt-col q --response-col a")
+    shown = chart._repr_mimebundle_()
+    bundle = shown[0] if isinstance(shown, tuple) else shown
+    (saved,) = tmp_path.glob("chart-*.html")
+    assert bundle == {"text/plain": f"<chart of 2 views saved to {saved}: open it in a browser>"}
+    assert "JupyterChart" not in str(bundle)
+    html = saved.read_text()
+    assert "vegaEmbed" in html and "https://cdn" not in html  # draws offline
+    chart._repr_mimebundle_()
+    assert len(list(tmp_path.glob("chart-*.html"))) == 1  # the same chart is saved once

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import re
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -144,3 +147,101 @@ def test_installed_chunks_add_up_to_the_pinned_size() -> None:
     assert len(paths) == WEIGHTS_PART_COUNT
     assert [int(p.stem.removeprefix("part")) for p in paths] == list(range(1, WEIGHTS_PART_COUNT + 1))
     assert sum(p.stat().st_size for p in paths) == WEIGHTS_SIZE
+
+
+# -- the verified marker and the announcements ---------------------------------------------------------------
+
+
+def _counting_hashes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Record every full sha256 pass over an assembled file."""
+    from judgewidgets.local import _weights
+
+    hashed: list[Path] = []
+    real = _weights.sha256_file
+
+    def counting(path: Path, advance=None):  # type: ignore[no-untyped-def]
+        hashed.append(path)
+        return real(path, advance)
+
+    monkeypatch.setattr(_weights, "sha256_file", counting)
+    return hashed
+
+
+def test_a_verified_file_is_hashed_again_only_when_it_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from judgewidgets.local import _weights
+
+    monkeypatch.setattr(_weights, "_RACY_NS", 0)  # the file was not written moments ago (see the next test)
+    hashed = _counting_hashes(monkeypatch)
+    parts, digest, blob = _fake_parts(tmp_path / "chunks")
+    path = ensure_weights(tmp_path, parts=parts, sha256=digest, filename="fake.gguf")
+    assert hashed == []  # hashed while assembling, not read back
+    ensure_weights(tmp_path, parts=parts, sha256=digest, filename="fake.gguf")
+    assert hashed == [path] and (tmp_path / "models" / "fake.gguf.verified").is_file()
+    for _ in range(3):
+        ensure_weights(tmp_path, parts=parts, sha256=digest, filename="fake.gguf")
+    assert hashed == [path]  # the marker vouches for the unchanged file
+    ensure_weights(tmp_path, parts=parts, sha256=digest, filename="fake.gguf", recheck=True)
+    assert hashed == [path, path]
+
+    time.sleep(0.05)  # past the file system's timestamp tick
+    stat = path.stat()
+    replaced = tmp_path / "other.gguf"
+    replaced.write_bytes(blob[:-1] + b"\x00")
+    os.utime(replaced, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same size and mtime, another file
+    os.replace(replaced, path)
+    with pytest.raises(LocalModelError, match="corrupt or were changed"):
+        ensure_weights(tmp_path, parts=parts, sha256=digest, filename="fake.gguf")
+    assert len(hashed) == 3
+
+
+def test_a_check_of_a_file_written_moments_ago_leaves_no_marker(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Timestamps advance in coarse ticks: a change right after the check could leave them as they were, so a
+    marker for so fresh a file could vouch for a changed one."""
+    hashed = _counting_hashes(monkeypatch)
+    parts, digest, _ = _fake_parts(tmp_path / "chunks")
+    path = ensure_weights(tmp_path, parts=parts, sha256=digest, filename="fake.gguf")
+    ensure_weights(tmp_path, parts=parts, sha256=digest, filename="fake.gguf")
+    ensure_weights(tmp_path, parts=parts, sha256=digest, filename="fake.gguf")
+    assert hashed == [path, path]
+    assert [p.name for p in path.parent.iterdir()] == ["fake.gguf"]
+
+
+def test_assembly_and_checks_are_announced_once_each_with_their_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from judgewidgets.local import _weights
+
+    monkeypatch.setattr(_weights, "_RACY_NS", 0)
+    parts, digest, _ = _fake_parts(tmp_path / "chunks", sizes=(3_000_000, 2_000_000, 1_000_001))
+    ensure_weights(tmp_path, parts=parts, sha256=digest, filename="fake.gguf")
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 2
+    assert lines[0] == (
+        "judgewidgets: first use of the embedded judge: assembling and verifying its weights (6.0 MB, once) in "
+        f"{tmp_path / 'models'}..."
+    )
+    assert re.fullmatch(r"judgewidgets: assembled and verified the embedded judge's weights in \d+\.\d s", lines[1])
+    ensure_weights(tmp_path, parts=parts, sha256=digest, filename="fake.gguf")
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "judgewidgets: verifying the embedded judge's weights (6.0 MB)..."
+    assert re.fullmatch(
+        r"judgewidgets: verified the embedded judge's weights \(not again until the file changes\) "
+        r"in \d+\.\d s",
+        lines[1],
+    )
+    ensure_weights(tmp_path, parts=parts, sha256=digest, filename="fake.gguf")
+    ensure_weights(tmp_path, parts=parts, sha256=digest, filename="fake.gguf", recheck=True, announce=False)
+    assert capsys.readouterr().err == ""
+
+
+def test_in_a_notebook_the_assembly_is_a_progress_bar(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from judgewidgets.local import _weights
+
+    monkeypatch.setattr(_weights, "notebook_frontend", lambda: True)  # tqdm.auto draws text here, a widget there
+    parts, digest, _ = _fake_parts(tmp_path / "chunks", sizes=(3_000_000, 2_000_000, 1_000_001))
+    ensure_weights(tmp_path, parts=parts, sha256=digest, filename="fake.gguf")
+    err = capsys.readouterr().err
+    assert "judgewidgets:" not in err  # no separate lines: the bar says it
+    assert "assembled and verified the embedded judge's weights in" in err and "100%|" in err and "6.00M/6.00M" in err

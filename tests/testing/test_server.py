@@ -416,6 +416,21 @@ def test_stats_record_bodies_and_never_the_key(http: httpx.Client) -> None:
         assert server.stats == ServerStats()
 
 
+def test_a_server_with_a_key_refuses_other_keys_with_401(http: httpx.Client) -> None:
+    with OpenAITestServer(json_score(3), api_key="sk-right") as server:
+        url = f"{server.base_url}/chat/completions"
+        good = http.post(url, json=_body("q"), headers={"Authorization": "Bearer sk-right"})
+        wrong = http.post(url, json=_body("q"), headers={"Authorization": "Bearer sk-wrong-secret"})
+        missing = http.post(url, json=_body("q"))
+        assert good.status_code == 200
+        assert [wrong.status_code, missing.status_code] == [401, 401]
+        assert wrong.json()["error"]["code"] == "invalid_api_key"
+        assert "sk-wrong-secret" not in wrong.text
+        stats = server.stats
+        assert stats.by_status == {200: 1, 401: 2}
+        assert "sk-wrong-secret" not in stats.model_dump_json()
+
+
 def test_stats_do_not_count_models_or_stats_routes(http: httpx.Client, server: OpenAITestServer) -> None:
     http.get(f"{server.base_url}/models")
     _ = server.stats
