@@ -12,7 +12,7 @@ import os as _os
 # litellm fetches its model cost map from the network at import unless told otherwise; never let it.
 _os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from . import agreement, aspects, distributed, pairwise, pipeline, sequential, templates
+from . import agreement, aspects, datasets, distributed, meta_eval, pairwise, pipeline, sequential, templates
 from ._errors import (
     ConfigurationError,
     InputError,
@@ -32,6 +32,7 @@ from ._runner import run_sync
 from ._version import __version__
 from .aspects import Aspect, AspectEvaluator, AspectResult
 from .engine import CallCache, RetryPolicy
+from .meta_eval import MetaEvaluation, ameta_evaluate, meta_evaluate
 from .pairwise import (
     PairwiseJudge,
     PairwisePanel,
@@ -113,6 +114,7 @@ __all__ = [
     "LeveledRubric",
     "LiveConvergence",
     "LocalModelError",
+    "MetaEvaluation",
     "PairwiseJudge",
     "PairwisePanel",
     "PairwiseResult",
@@ -137,12 +139,16 @@ __all__ = [
     "Vote",
     "__version__",
     "agreement",
+    "ameta_evaluate",
     "aspects",
     "bradley_terry",
+    "datasets",
     "distributed",
     "elo",
     "load_example",
     "load_ipython_extension",
+    "meta_eval",
+    "meta_evaluate",
     "pairwise",
     "pipeline",
     "position_bias",

@@ -303,7 +303,6 @@ the verdict. Tournaments rank many candidates, and Bradley–Terry ratings come 
 """),
         code("""
 %load_ext judgewidgets
-import pandas as pd
 
 import judgewidgets as jw
 
@@ -313,39 +312,35 @@ r.winner, r.consistent, r.confidence
 """),
         md("""
 ## Accuracy and position bias on LLMBar
-LLMBar's Natural set (Zeng et al., 2023; MIT) has instruction-following pairs with a gold label. A slice of
-its short pairs (under 400 characters in all, so the local judge gets through them in a few minutes):
+LLMBar's Natural set (Zeng et al., 2023; MIT) has instruction-following pairs with a gold label; it ships with
+the package as `jw.datasets.llmbar`. A slice of its short pairs (under 400 characters in all, so the local judge
+gets through them in a minute or two):
 """),
         code("""
-llmbar = pd.read_json("data/llmbar_natural.jsonl", lines=True)
-llmbar = llmbar[llmbar[["input", "output_1", "output_2"]].apply(lambda c: c.str.len()).sum(axis=1) < 400].head(8)
-pairs = pd.DataFrame(
-    {
-        "question": llmbar["input"],
-        "response_a": llmbar["output_1"],
-        "response_b": llmbar["output_2"],
-        "label": llmbar["label"].map({1: "A", 2: "B"}),
-    }
-)
+llmbar = jw.datasets.llmbar("Natural")
+length = llmbar[["question", "response_a", "response_b"]].apply(lambda c: c.str.len()).sum(axis=1)
+pairs = llmbar[length < 400].head(8)
 compared = judge.compare_many(pairs)
-compared[["winner", "consistent", "confidence", "label"]]
+compared[["winner", "p_a_better", "confidence", "label"]]
 """),
         code("""
 print("accuracy:", (compared["winner"] == compared["label"]).mean())
 jw.position_bias(compared)
 """),
         md("""
-Read the bias table before the accuracy. A first-slot preference near 1 means the judge chose whichever answer
-it read first, in both orders: each such pair becomes an inconsistent tie (consistency near 0) rather than a
-win decided by position, and `accuracy` counts a tie as a miss. `accuracy` in the table scores each order's
-verdict separately, which a slot-biased judge gets right about half the time by luck. The 1.5B embedded judge
-is this biased on LLMBar; point `PairwiseJudge` at a hosted model (below) for verdicts worth ranking with.
+Read the bias table before the accuracy. A first-slot preference near 1 means a judge chose whichever answer it
+read first; asked to write its verdict (`method="verdict"`), the 1.5B embedded judge does exactly that on
+LLMBar, and every pair becomes an inconsistent tie. So its default is `method="pointwise"`: each answer is scored
+alone (the expected score under the judge's probabilities) and the pair goes to the better score, with
+`p_a_better` the chance that answer a's score beats b's. Position cannot decide, so both orders agree
+(consistency 1, first-slot preference 0.5). `method="probability"` instead reads P(A) and P(B) from the verdict
+token in both orders and averages them; `jw.meta_evaluate` measures each method on all of LLMBar.
 
 ## Ratings from recorded battles
 `jw.bradley_terry` takes any table of (model_a, model_b, winner) — here Arena-Hard's 1,348 judged battles.
 """),
         code("""
-battles = pd.read_json("data/arena_hard_battles.jsonl", lines=True)
+battles = jw.datasets.arena_hard()
 ratings = jw.bradley_terry(battles, bootstrap=1000, seed=0)
 ratings[["rank", "candidate", "rating", "ci_low", "ci_high", "wins", "losses", "ties"]].round(0)
 """),
@@ -505,11 +500,10 @@ examples, and send the items it is unsure about to a human.
 """),
         code("""
 %load_ext judgewidgets
-import pandas as pd
 
 import judgewidgets as jw
 
-pandalm = pd.read_json("data/pandalm_testset.jsonl", lines=True)   # Wang et al., 2023 (Apache-2.0)
+pandalm = jw.datasets.pandalm()   # Wang et al., 2023 (Apache-2.0); annotators' labels A, B or tie
 humans = pandalm[["annotator1", "annotator2", "annotator3"]]
 jw.agreement.agreement_report(humans).pairs
 """),
@@ -524,22 +518,16 @@ The authors report pairwise Cohen κ 0.85 / 0.88 / 0.86; the numbers above are c
 Eight of the short pairs (under 400 characters in all), so the local judge gets through them in a few minutes.
 """),
         code("""
-texts = pandalm[["instruction", "input", "response1", "response2"]].fillna("")
-sample = pandalm[texts.apply(lambda column: column.str.len()).sum(axis=1) < 400].head(8)
-majority = humans.loc[sample.index].mode(axis=1)[0].map({0: "tie", 1: "A", 2: "B"})
-pairs = pd.DataFrame({
-    "question": sample["instruction"] + "\\n" + sample["input"].fillna(""),
-    "response_a": sample["response1"], "response_b": sample["response2"], "label": majority,
-})
+length = pandalm[["question", "response_a", "response_b"]].apply(lambda column: column.str.len()).sum(axis=1)
+pairs = pandalm[length < 400].head(8)   # `label` is the human majority
 judged = jw.PairwiseJudge("local").compare_many(pairs)
 print("agreement with the human majority:", jw.agreement.accuracy(judged["winner"], judged["label"]))
 judged[["winner", "label", "consistent"]]
 """),
         md("""
-Expect this small judge to score poorly here. When it prefers whichever answer it reads first, it picks
-slot A in both orders; mapped back, the two verdicts disagree, so the pair becomes an inconsistent tie instead
-of being decided by position. `jw.position_bias` shows it: consistency is the share of pairs whose two orders
-agree, first-slot preference the share of verdicts that chose the first slot (0.5 is unbiased).
+The embedded judge compares by scoring each answer alone (`method="pointwise"`), so the order in which a pair is
+shown cannot decide it. `jw.position_bias` shows that: consistency is the share of pairs whose two orders agree,
+first-slot preference the share of verdicts that chose the first slot (0.5 is unbiased).
 """),
         code("""
 jw.position_bias(judged)[["judge", "n_pairs", "consistency", "first_slot_preference"]]
