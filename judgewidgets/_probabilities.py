@@ -17,7 +17,14 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["answer_probabilities", "expected_value", "stream_text", "value_alternatives"]
+__all__ = [
+    "answer_probabilities",
+    "expected_value",
+    "label_probabilities",
+    "stream_text",
+    "unique_prefix",
+    "value_alternatives",
+]
 
 Logprobs = Sequence[Mapping[str, Any]]
 
@@ -98,3 +105,19 @@ def answer_probabilities(
 def expected_value(probabilities: Mapping[str, float], values: Mapping[str, float]) -> float:
     """Σ p(answer) · value(answer)."""
     return float(sum(p * values[answer] for answer, p in probabilities.items()))
+
+
+def unique_prefix(text: str, labels: Sequence[str]) -> str | None:
+    """The one label `text` starts (any case): a token "in" names "incorrect" among correct / incorrect."""
+    lowered = text.lower()
+    matches = [label for label in labels if label.lower().startswith(lowered)]
+    return matches[0] if len(matches) == 1 else None
+
+
+def label_probabilities(
+    logprobs: Logprobs | None, key: str, labels: Sequence[str], prefill: str = ""
+) -> dict[str, float] | None:
+    """{label: probability} at the first token of the `key` value, each alternative read as the one label it
+    starts; None without logprobs or when no alternative names a label."""
+    found = answer_probabilities(value_alternatives(logprobs, (key,), prefill), lambda t: unique_prefix(t, labels))
+    return found[0] if found is not None else None

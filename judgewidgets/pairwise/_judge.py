@@ -16,7 +16,7 @@ from .._ask import Answer, ask
 from .._constants import DEFAULT_REASKS, DEFAULT_TIE_MARGIN
 from .._errors import ConfigurationError
 from .._judge import LLMJudge
-from .._probabilities import answer_probabilities, value_alternatives
+from .._probabilities import label_probabilities
 from .._progress import Progress, counted, make_progress
 from .._records import Item, Vote
 from .._runner import run_sync
@@ -403,8 +403,7 @@ class PairwiseJudge:
     def slot_probabilities(self, answer: Answer[Any]) -> dict[str, float] | None:
         """P(A), P(B), P(tie) in the slots as shown, read at the verdict token; None without logprobs."""
         logprobs = answer.completion.logprobs if answer.completion is not None else None
-        found = answer_probabilities(value_alternatives(logprobs, ("verdict",), answer.prefill), _slot_named)
-        return found[0] if found is not None else None
+        return label_probabilities(logprobs, "verdict", list(AB_TIE.labels), answer.prefill)
 
     # --- comparing -------------------------------------------------------------------------------------------
 
@@ -557,13 +556,6 @@ class PairwiseJudge:
                 )
             )
         return verdicts
-
-
-def _slot_named(text: str) -> str | None:
-    """The slot a verdict token starts: "A", "B" or "tie" (a unique prefix, any case)."""
-    lowered = text.lower()
-    matches = [label for label in AB_TIE.labels if label.lower().startswith(lowered)]
-    return matches[0] if len(matches) == 1 else None
 
 
 def _spent(answer: Answer[Any]) -> dict[str, Any]:

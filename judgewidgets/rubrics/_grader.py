@@ -9,9 +9,10 @@ from typing import Any
 
 import pandas as pd
 
-from .._ask import ask
+from .._ask import Answer, ask
 from .._errors import ConfigurationError, InputError
 from .._judge import LLMJudge
+from .._probabilities import label_probabilities
 from .._progress import Progress, counted, make_progress
 from .._records import _as_text_list
 from .._runner import run_sync
@@ -306,8 +307,15 @@ class CriterionGrader:
                     raw=answer.content,
                 )
             verdict, explanation = answer.value
+            probabilities = _probabilities(answer, "verdict", [v.value for v in CriterionVerdict])
             return CriterionVote(
-                judge_id=judge_id, weight=judge.weight, verdict=verdict, explanation=explanation, raw=answer.content
+                judge_id=judge_id,
+                weight=judge.weight,
+                verdict=verdict,
+                explanation=explanation,
+                raw=answer.content,
+                probabilities=probabilities,
+                confidence=probabilities.get(verdict.value) if probabilities else None,
             )
         params = judge.request_params(schema_of(choice_model(len(order))), "criterion_choice")
         answer = await ask(
@@ -336,6 +344,8 @@ class CriterionGrader:
         position, explanation = answer.value
         chosen = order[position]
         option = options[chosen]
+        shown = _probabilities(answer, "selected_option", [str(k + 1) for k in range(len(order))])
+        probabilities = {options[order[int(k) - 1]].label: p for k, p in shown.items()} if shown else None
         return CriterionVote(
             judge_id=judge_id,
             weight=judge.weight,
@@ -346,11 +356,15 @@ class CriterionGrader:
             explanation=explanation,
             shuffle_order=order,
             raw=answer.content,
+            probabilities=probabilities,
+            confidence=probabilities.get(option.label) if probabilities else None,
         )
 
     def aggregate(self, criterion: Criterion, votes: Sequence[CriterionVote]) -> CriterionResult:
         """One criterion's outcome from its votes, under this grader's (or the criterion's) strategy."""
+        orders = {tuple(v.shuffle_order) for v in votes if v.shuffle_order is not None}
         common: dict[str, Any] = {
+            "shuffle_order": list(orders.pop()) if len(orders) == 1 else None,
             "name": criterion.name or criterion.requirement,
             "requirement": criterion.requirement,
             "weight": criterion.weight,
@@ -380,6 +394,15 @@ class CriterionGrader:
             agreement=agreement,
             **common,
         )
+
+
+def _probabilities(answer: Answer[Any], key: str, labels: list[str]) -> dict[str, float] | None:
+    """The judge's probability of each answer at the `key` value's token; None without logprobs (or when the
+    labels share a first token: options 1 and 10)."""
+    if any(a != b and b.lower().startswith(a.lower()) for a in labels for b in labels):
+        return None
+    logprobs = answer.completion.logprobs if answer.completion is not None else None
+    return label_probabilities(logprobs, key, labels, answer.prefill)
 
 
 def _worst_value(criterion: Criterion) -> float:

@@ -24,6 +24,12 @@ class CriterionVote(BaseModel):
     na: bool = False
     explanation: str | None = None
     shuffle_order: list[int] | None = Field(None, description="Option indices in the order the judge saw them.")
+    probabilities: dict[str, float] | None = Field(
+        None,
+        description="The judge's probability of each answer, read from its logprobs: verdict names (binary) or "
+        "option labels (multi-choice).",
+    )
+    confidence: float | None = Field(None, description="The judge's probability of the answer it gave.")
     error: str | None = None
     raw: str = ""
 
@@ -44,6 +50,12 @@ class CriterionResult(BaseModel):
     aggregated_value: float | None = None
     na: bool = False
     agreement: float | None = Field(None, description="Share of assessable votes that match the outcome.")
+    shuffle_order: list[int] | None = Field(
+        None,
+        description="Option indices in the order the judges saw them (multi-choice): the one judge's order, or the "
+        "order all judges saw when it was the same for each (shuffling off); None when judges saw different "
+        "orders, in which case each vote holds its own.",
+    )
     votes: list[CriterionVote] = Field(default_factory=list)
 
     @property

@@ -62,7 +62,39 @@ LIKERT = Template(
     score_description="An integer from 1 (wrong or useless) to 5 (fully correct, complete and clear).",
 )
 
-BUILTIN_TEMPLATES: dict[str, Template] = {t.name: t for t in (TRUE_FALSE_UNCERTAIN, TRUE_FALSE, CONTINUOUS, LIKERT)}
+_FOLLOWING_RULES = (
+    "The most important question is whether the response precisely executes the instruction in the question: "
+    "it does exactly what is asked, no more and no less, in the form asked for, and honestly. Then consider "
+    "whether it is correct, helpful and harmless. Do not reward length, style or polish that the instruction "
+    "did not ask for."
+)
+
+INSTRUCTION_FOLLOWING = Template(
+    name="instruction_following",
+    instruction=(
+        f"{_FOLLOWING_RULES} Rate the response on a 1-5 scale: 1 = ignores or fails the instruction, "
+        "2 = mostly fails it, 3 = partly follows it, 4 = follows it with minor issues, 5 = precisely follows it "
+        "and is correct."
+    ),
+    scale=(1, 5),
+    score_description="An integer from 1 (fails the instruction) to 5 (precisely follows it and is correct).",
+)
+
+FOLLOWS_INSTRUCTION = Template(
+    name="follows_instruction",
+    instruction=(
+        f"{_FOLLOWING_RULES} Answer 'yes' if the response precisely follows the instruction and answers it "
+        "correctly, 'no' otherwise."
+    ),
+    choices={"yes": 1.0, "no": 0.0},
+    aliases={"true": "yes", "false": "no", "correct": "yes", "incorrect": "no"},
+    score_description="One of: yes, no.",
+)
+
+BUILTIN_TEMPLATES: dict[str, Template] = {
+    t.name: t
+    for t in (TRUE_FALSE_UNCERTAIN, TRUE_FALSE, CONTINUOUS, LIKERT, INSTRUCTION_FOLLOWING, FOLLOWS_INSTRUCTION)
+}
 
 
 def get_template(template: str | Template) -> Template:

@@ -11,7 +11,7 @@ from typing import Any, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from .._errors import ConfigurationError
-from .._probabilities import Logprobs, answer_probabilities, value_alternatives
+from .._probabilities import Logprobs, answer_probabilities, unique_prefix, value_alternatives
 from ._parse import find_json_object, first_number, match_label
 
 _TAGS = ("question", "response", "reference", "context", "example")
@@ -253,9 +253,7 @@ class Template(BaseModel):
         """The one answer a token's text starts (choices) or is (numbers); None when ambiguous or none."""
         if self.choices is None:
             return text if text in options else None
-        lowered = text.lower()
-        candidates = [label for label in options if label.lower().startswith(lowered)]
-        return candidates[0] if len(candidates) == 1 else None
+        return unique_prefix(text, list(options))
 
 
 class Anchor(BaseModel):

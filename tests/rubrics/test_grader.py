@@ -287,3 +287,62 @@ async def test_async_twin() -> None:
     grader = jw.CriterionGrader(judges=[judge("a", chooser(PICKS))], seed=1)
     report = await grader.agrade(RUBRIC, "Paris.")
     assert report.criteria[1].selected_label == "good"
+
+
+def with_logprobs(key: str, dist: dict[str, float]) -> jw.engine.Completion:
+    """A completion answering `key` with the most likely of `dist`, the alternatives in its logprobs."""
+    import math
+
+    top = max(dist, key=dist.get)  # type: ignore[arg-type]
+    value = f'"{top}"' if key == "verdict" else top
+    listed = [{"token": t, "logprob": math.log(p)} for t, p in dist.items()]
+    opening = f'{{"{key}": ' + ('"' if key == "verdict" else "")
+    logprobs = [
+        {"token": opening, "logprob": 0.0, "top_logprobs": []},
+        {"token": top, "logprob": math.log(dist[top]), "top_logprobs": listed},
+        {"token": '"}' if key == "verdict" else "}", "logprob": 0.0, "top_logprobs": []},
+    ]
+    return jw.engine.Completion(content=f'{{"{key}": {value}}}', logprobs=logprobs)
+
+
+def test_votes_carry_the_judges_probabilities_mapped_back_through_the_shuffle() -> None:
+    rubric = jw.Rubric.from_yaml(
+        """
+- name: correct
+  requirement: States the capital
+- name: quality
+  requirement: Overall quality
+  scale_type: ordinal
+  options: [{label: poor, value: 0.0}, {label: fair, value: 0.5}, {label: great, value: 1.0}]
+"""
+    )
+
+    def reply(request, attempt):  # type: ignore[no-untyped-def]
+        if "selected_option" in request.messages[0]["content"]:
+            shown = displayed(request)  # label → number shown
+            return with_logprobs("selected_option", {str(shown["great"]): 0.7, str(shown["fair"]): 0.3})
+        return with_logprobs("verdict", {"MET": 0.8, "UN": 0.2})
+
+    grader = jw.CriterionGrader(
+        [jw.LLMJudge("openai/m", transport=ScriptedTransport(reply), probability_weighted=True)], seed=5
+    )
+    report = grader.grade(rubric, "Paris.", query="Capital of France?")
+    correct, quality = report.criteria
+    vote = correct.votes[0]
+    assert vote.verdict == jw.CriterionVerdict.MET and vote.confidence == pytest.approx(0.8)
+    assert vote.probabilities == pytest.approx({"MET": 0.8, "UNMET": 0.2})
+    choice = quality.votes[0]
+    assert choice.selected_label == "great" and choice.confidence == pytest.approx(0.7)
+    assert choice.probabilities == pytest.approx({"great": 0.7, "fair": 0.3})
+    assert correct.shuffle_order is None
+    assert quality.shuffle_order == choice.shuffle_order and sorted(quality.shuffle_order) == [0, 1, 2, 3]
+
+
+def test_criterion_shuffle_order_with_several_judges() -> None:
+    judges = [judge(n, chooser({"Overall quality": "good"})) for n in ("a", "b", "c")]
+    report = jw.CriterionGrader(judges, seed=11).grade(RUBRIC, "Paris")
+    quality = report.criteria[1]
+    orders = {tuple(v.shuffle_order) for v in quality.votes}
+    assert len(orders) > 1 and quality.shuffle_order is None  # each judge saw its own order: see the votes
+    same = jw.CriterionGrader(judges, seed=11, shuffle_options=False).grade(RUBRIC, "Paris").criteria[1]
+    assert same.shuffle_order == [0, 1, 2, 3, 4]  # the rubric's own order, NA option last
