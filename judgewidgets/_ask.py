@@ -1,8 +1,8 @@
 """Asking a judge once: call, read the answer, re-ask on an unreadable one, and keep the accounting.
 
 Every judge kind (scores, rubric criteria, pairwise verdicts) asks through here, so re-asking and error
-categories (`infrastructure:` for calls that failed after retries, `parse:` for unreadable answers) are the
-same everywhere.
+categories (`infrastructure:` for calls that failed after retries, `input:` for requests the provider refuses
+as given, `parse:` for unreadable answers) are the same everywhere.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ async def ask(
         try:
             completion = await session.complete(request, settings, secrets)
         except JudgeCallError as exc:
-            answer.error = f"infrastructure: {exc}"
+            answer.error = exc.recorded
             answer.attempts += exc.attempts
             answer.cached = False
             return answer

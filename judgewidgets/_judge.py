@@ -33,7 +33,7 @@ from .engine import (
     resolve_transport,
 )
 from .engine._litellm import check_model, is_local_model
-from .engine._request import SECRET_KWARGS
+from .engine._request import argument_secrets, masked
 from .templates import Anchor, Template, get_template
 
 
@@ -131,8 +131,7 @@ class LLMJudge:
     # --- configuration ---------------------------------------------------------------------------------------
 
     def __repr__(self) -> str:
-        shown = {k: ("***" if k in SECRET_KWARGS else v) for k, v in self.litellm_kwargs.items()}
-        extra = "".join(f", {k}={v!r}" for k, v in shown.items())
+        extra = "".join(f", {k}={v!r}" for k, v in masked(self.litellm_kwargs).items())
         return (
             f"LLMJudge(model={self.model!r}, template={self.template.name!r}, name={self.name!r}, "
             f"weight={self.weight}{extra})"
@@ -167,7 +166,7 @@ class LLMJudge:
 
     @property
     def secrets(self) -> list[str]:
-        return [str(v) for k, v in self.litellm_kwargs.items() if k in SECRET_KWARGS and v]
+        return argument_secrets(self.litellm_kwargs)
 
     def check(self) -> None:
         """Raise ConfigurationError now if the model cannot be routed (no call is made)."""

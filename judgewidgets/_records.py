@@ -32,7 +32,7 @@ class Vote(BaseModel):
     score: float = Field(description="Normalised score in [0, 1]; NaN when the judge failed.")
     raw: str = Field("", description="The judge's answer as it came back.")
     explanation: str | None = Field(None, description="The judge's reasoning, when asked for.")
-    error: str | None = Field(None, description="Why the vote is missing, prefixed 'infrastructure:' or 'parse:'.")
+    error: str | None = Field(None, description="Why the vote is missing, prefixed 'infrastructure:', 'input:' or 'parse:'.")
     latency_s: float = 0.0
     prompt_tokens: int | None = None
     completion_tokens: int | None = None

@@ -403,7 +403,7 @@ class PairwiseJudge:
                     judge=label,
                     swapped=swapped,
                     raw=content,
-                    error=f"infrastructure: {exc}",
+                    error=exc.recorded,
                     latency_s=spent["latency_s"],
                     attempts=attempts + exc.attempts,
                 )

@@ -41,7 +41,7 @@ class OrderVerdict(BaseModel):
     aspects: dict[str, Winner] = Field(default_factory=dict, description="Per-aspect winners, pair's own terms.")
     explanation: str | None = None
     raw: str = ""
-    error: str | None = Field(None, description="Why there is no verdict, prefixed 'infrastructure:' or 'parse:'.")
+    error: str | None = Field(None, description="Why there is no verdict, prefixed 'infrastructure:', 'input:' or 'parse:'.")
     latency_s: float = 0.0
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
