@@ -47,6 +47,15 @@ class ServerConfig:
     faults: FaultPlan = field(default_factory=FaultPlan)
     record: int = 100
     models: tuple[str, ...] = ("test",)
+    api_key: str | None = None
+
+
+def presented_key(request: web.Request) -> str:
+    """The key a request carries: the bearer token of `Authorization`, else an `api-key` / `x-api-key` header."""
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and token:
+        return token.strip()
+    return request.headers.get("api-key") or request.headers.get("x-api-key") or ""
 
 
 class ChatService:
@@ -104,6 +113,14 @@ class ChatService:
             return self._bad_request(request, body, "the request needs a `messages` list")
         if body.get("stream"):
             return self._bad_request(request, body, "OpenAITestServer does not stream; send stream=false")
+        if self.config.api_key is not None:
+            key = presented_key(request)
+            if key != self.config.api_key:
+                # As careless servers do: the key that was sent, in full, in the error message.
+                self.stats.record(request.path, body, bool(key), 401, None)
+                message = f"Incorrect API key provided: {key or '(none)'}."
+                body_401 = error_body(message, "invalid_request_error", "invalid_api_key")
+                return web.Response(status=401, body=body_401, content_type=_JSON)
 
         reply: str | None = None
         sticky: FaultKind | None = None

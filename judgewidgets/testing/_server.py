@@ -53,6 +53,7 @@ class OpenAITestServer:
         host: str = "127.0.0.1",
         port: int = 0,
         startup_timeout: float = 60.0,
+        api_key: str | None = None,
     ) -> None:
         """Configure, but do not start, a server.
 
@@ -63,6 +64,8 @@ class OpenAITestServer:
         models: what `GET /v1/models` lists (any model name is accepted by the chat route).
         spawn: serve from a child process instead of a background thread.
         port: 0 lets the OS pick a free one.
+        api_key: when given, a request carrying another key (bearer token, `api-key` or `x-api-key` header) gets
+            a 401 whose message repeats the key it sent, in full: a server that leaks what a client must hide.
         """
         if latency < 0 or jitter < 0:
             raise ValueError("latency and jitter must be >= 0")
@@ -75,6 +78,7 @@ class OpenAITestServer:
             faults=faults if faults is not None else FaultPlan(),
             record=record,
             models=tuple(models),
+            api_key=api_key,
         )
         self.spawn = spawn
         self.host = host
