@@ -32,13 +32,30 @@ class Vote(BaseModel):
     score: float = Field(description="Normalised score in [0, 1]; NaN when the judge failed.")
     raw: str = Field("", description="The judge's answer as it came back.")
     explanation: str | None = Field(None, description="The judge's reasoning, when asked for.")
-    error: str | None = Field(None, description="Why the vote is missing, prefixed 'infrastructure:', 'input:' or 'parse:'.")
+    error: str | None = Field(
+        None, description="Why the vote is missing, prefixed 'infrastructure:', 'input:' or 'parse:'."
+    )
     latency_s: float = 0.0
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     cost_usd: float | None = None
     cached: bool = False
     attempts: int = 1
+
+
+def check_encodable(name: str, position: int | None, text: str) -> None:
+    """InputError when `text` cannot be sent as UTF-8: a lone surrogate (e.g. from `json.loads('"\\ud83d"')`,
+    common in scraped text) would fail its call, so it is refused before any call, naming the row."""
+    if text.isascii():
+        return
+    try:
+        text.encode()
+    except UnicodeEncodeError as exc:
+        where = f"{name} at position {position}" if position is not None else name
+        raise InputError(
+            f"{where} holds a character that cannot be encoded as UTF-8 ({text[exc.start]!a}, a lone "
+            f"surrogate, at offset {exc.start}); remove or replace it, e.g. text.encode('utf-8', 'replace').decode()"
+        ) from None
 
 
 def _as_text_list(name: str, values: Any, *, optional: bool = False) -> list[str | None] | None:
@@ -58,6 +75,8 @@ def _as_text_list(name: str, values: Any, *, optional: bool = False) -> list[str
             continue
         if missing or not isinstance(value, str):
             bad.append(i)
+        elif not bad:
+            check_encodable(name, i, value)
     if bad:
         shown = ", ".join(map(str, bad[:10])) + (" ..." if len(bad) > 10 else "")
         raise InputError(f"{name} must hold strings; missing (None/NaN) or non-text values at positions {shown}")

@@ -153,7 +153,7 @@ def encoding_problem(messages: tuple[dict[str, str], ...]) -> str | None:
             except UnicodeEncodeError as exc:
                 char = content[exc.start]
                 return (
-                    f"the text holds a character that cannot be encoded as UTF-8 ({ascii(char)}, a lone surrogate, "
+                    f"the text holds a character that cannot be encoded as UTF-8 ({char!a}, a lone surrogate, "
                     f"at offset {exc.start} of the {message.get('role', '')} message): remove or replace it, e.g. "
                     "text.encode('utf-8', 'replace').decode()"
                 )

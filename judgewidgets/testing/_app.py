@@ -34,6 +34,15 @@ _ERRORS: dict[str, tuple[int, str, str]] = {
     "overloaded": (503, "server_error", "overloaded"),
     "timeout": (504, "timeout", "timeout"),
     "responder_error": (500, "server_error", "responder_error"),
+    "context_exceeded": (400, "exceed_context_size_error", "context_length_exceeded"),
+    "content_policy": (400, "invalid_request_error", "content_policy_violation"),
+    "invalid_request": (422, "invalid_request_error", "invalid_value"),
+}
+# What real servers say for the faults the request itself causes (llama.cpp's server, OpenAI).
+_MESSAGES = {
+    "context_exceeded": "request (1383 tokens) exceeds the available context size (512 tokens), try increasing it",
+    "content_policy": "Your request was rejected as a result of our safety system (content_policy_violation).",
+    "invalid_request": "Invalid value for 'messages': the request could not be processed.",
 }
 
 
@@ -180,7 +189,7 @@ class ChatService:
         if fault == "rate_limit":
             after = self.config.faults.retry_after
             headers = {"retry-after": f"{after:g}", "retry-after-ms": str(round(after * 1000))}
-        message = content or f"injected {fault} fault ({status})"
+        message = content or _MESSAGES.get(fault) or f"injected {fault} fault ({status})"
         return web.Response(status=status, body=error_body(message, type_, code), headers=headers, content_type=_JSON)
 
 
