@@ -91,9 +91,15 @@ class CallCache:
                 self._write_pending()
 
     def flush(self) -> None:
-        """Write every buffered entry to the file."""
+        """Write every buffered entry to the file (a run does when it ends), and delete the emptied journal."""
         with self._lock:
             self._write_pending()
+            self._close_journal()
+
+    def _close_journal(self) -> None:
+        if self._journal is not None and self._pid == os.getpid():
+            self._journal.close()
+        self._journal = None
 
     def _write_pending(self) -> None:
         self._last_flush = time.monotonic()
@@ -134,9 +140,6 @@ class CallCache:
     def close(self) -> None:
         self.flush()
         with self._lock:
-            if self._journal is not None and self._pid == os.getpid():
-                self._journal.close()
-            self._journal = None
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
