@@ -139,7 +139,15 @@ def _print_summary(result: object, output: Path | None) -> None:
         print("mean of aggregates: " + ", ".join(f"{k} {v:.3f}" for k, v in aggregates.items()))
     failed = int(summary["failed"].sum())
     if failed:
-        print(f"{failed} vote(s) failed; their errors are in the `error` column of result.votes")
+        from ._review import FAILURE_KINDS
+
+        kinds = result.errors["kind"].value_counts()
+        print(f"{failed} vote(s) failed:")
+        for kind, count in kinds.items():
+            print(f"  {count} {kind} ({FAILURE_KINDS.get(str(kind), 'see the error')})")
+        first = result.errors.groupby("kind")["error"].first()
+        for error in first:
+            print(f"  e.g. {error[:300]}")
     if output is not None:
         print(f"wrote {len(result.items)} rows to {output}")
 

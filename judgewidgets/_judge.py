@@ -33,6 +33,7 @@ from .engine import (
     resolve_transport,
 )
 from .engine._litellm import check_model, is_local_model
+from .engine._openai_http import custom_base_url
 from .engine._request import argument_secrets, masked
 from .templates import Anchor, Template, get_template
 
@@ -183,11 +184,12 @@ class LLMJudge:
         return CostEstimate(judges=[estimate_judge(self, self.display_name, items)])
 
     def uses_structured_output(self) -> bool:
-        """Whether calls ask for schema-constrained JSON: `structured_output`, else yes for the local judge,
-        OpenAI-compatible servers and models litellm says support response schemas."""
+        """Whether calls ask for schema-constrained JSON: `structured_output`, else yes for the local judge, a
+        self-hosted OpenAI-compatible server (named by `api_base`, `OPENAI_BASE_URL` / `OPENAI_API_BASE`, or
+        `litellm.api_base`) and models litellm says support response schemas."""
         if self.structured_output is not None:
             return self.structured_output
-        if is_local_model(self.model) or "api_base" in self.litellm_kwargs:
+        if is_local_model(self.model) or custom_base_url(self.model, self.litellm_kwargs) is not None:
             return True
         if "mock_response" in self.litellm_kwargs:
             return False

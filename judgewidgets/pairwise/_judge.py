@@ -18,7 +18,7 @@ from .._judge import LLMJudge
 from .._progress import Progress, counted, make_progress
 from .._runner import run_sync
 from ..engine import CallCache, CallSession, ChatRequest, RetryPolicy, Transport
-from ..templates._parse import find_json_object
+from ..templates._parse import own_verdict
 from ..templates._template import fence
 from ._batch import pairs_from, results_table
 from ._records import OrderVerdict, PairItem, PairwiseResult, build_pairs
@@ -292,7 +292,7 @@ class PairwiseJudge:
 
     def read(self, text: str) -> tuple[str, float | None, dict[str, str], str | None]:
         """(verdict label, confidence, per-aspect slot winners, explanation); ValueError when no verdict is found."""
-        data = find_json_object(text)
+        data = own_verdict(text, _VERDICT_KEYS, self.instruction or "")
         label = None
         confidence = None
         aspects: dict[str, str] = {}
@@ -309,7 +309,7 @@ class PairwiseJudge:
                 if value is not None:
                     aspects[aspect] = value
             explanation = data.get("explanation") if isinstance(data.get("explanation"), str) else None
-        if label is None:
+        if label is None and data is None:  # free text; a JSON answer names its verdict in a field
             label = self.scale.search(text)
         if label is None:
             raise ValueError(f"no verdict ({' / '.join(self.scale.labels)}) found in the judge's answer")

@@ -11,9 +11,10 @@ from typing import Any, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from .._errors import ConfigurationError
-from ._parse import find_json_object, first_number, match_label
+from ._parse import first_number, match_label, own_verdict
 
 _TAGS = ("question", "response", "reference", "context", "example")
+_VERDICT_KEYS = ("verdict", "score", "rating", "label", "answer", "grade")
 
 
 class Template(BaseModel):
@@ -152,15 +153,16 @@ class Template(BaseModel):
 
     def read(self, text: str) -> tuple[float | str, str | None]:
         """(raw verdict or value, explanation) from a judge's answer; raises ValueError when none is found."""
-        data = find_json_object(text)
+        data = own_verdict(text, _VERDICT_KEYS, self.instruction)
         explanation = None
         if data is not None:
             explanation = data.get("explanation") if isinstance(data.get("explanation"), str) else None
-            for key in ("verdict", "score", "rating", "label", "answer", "grade"):
+            for key in _VERDICT_KEYS:
                 if key in data:
                     value = self._value_of(data[key])
                     if value is not None:
                         return value, explanation
+            raise ValueError(f"no {self._expected()} found in the judge's answer")
         value = self._value_of(text)
         if value is None:
             raise ValueError(f"no {self._expected()} found in the judge's answer")
