@@ -14,12 +14,12 @@ from pydantic import Field, create_model
 
 from .._constants import DEFAULT_MAX_CONCURRENCY, DEFAULT_REASKS, DEFAULT_TIMEOUT_S
 from .._errors import ConfigurationError, JudgeCallError
+from .._fence import fence
 from .._judge import LLMJudge
 from .._progress import Progress, counted, make_progress
 from .._runner import run_sync
 from ..engine import CallCache, CallSession, ChatRequest, RetryPolicy, Transport
 from ..templates._parse import own_verdict
-from ..templates._template import fence
 from ._batch import pairs_from, results_table
 from ._records import OrderVerdict, PairItem, PairwiseResult, build_pairs
 from ._scales import AB_TIE, Scale, get_scale, swap_slot
@@ -31,7 +31,6 @@ BUILTIN_ASPECTS = {
     "helpfulness": "useful to the person asking and follows their instructions",
 }
 _RESERVED = {"verdict", "confidence", "explanation"}
-_OWN_TAGS = ("response_a", "response_b")
 _VERDICT_KEYS = ("verdict", "winner", "better", "preference", "label", "answer", "choice", "result")
 
 
@@ -55,12 +54,6 @@ class PairwiseComparer(Protocol):
     ) -> list[Comparison]: ...
 
     def check(self) -> None: ...
-
-
-def _fence(tag: str, text: str) -> str:
-    for name in _OWN_TAGS:
-        text = text.replace(f"</{name}>", f"</ {name}>").replace(f"<{name}>", f"< {name}>")
-    return fence(tag, text)
 
 
 def _aspects(aspects: Sequence[str] | Mapping[str, str] | None) -> dict[str, str]:
@@ -269,7 +262,7 @@ class PairwiseJudge:
             + f"Verdict: {self.scale.description}\n"
             f"Reply with a single JSON object that matches this JSON schema and nothing else:\n{schema}"
         )
-        parts = [fence("question", question), _fence("response_a", first), _fence("response_b", second)]
+        parts = [fence("question", question), fence("response_a", first), fence("response_b", second)]
         if reference:
             parts.append(fence("reference", reference))
         return ({"role": "system", "content": system}, {"role": "user", "content": "\n".join(parts)})

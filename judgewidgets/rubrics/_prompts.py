@@ -11,8 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
+from .._fence import fence
 from ..templates._parse import match_label, own_verdict
-from ..templates._template import fence
 from ._criterion import Criterion, CriterionVerdict
 
 

@@ -11,9 +11,9 @@ from typing import Any, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from .._errors import ConfigurationError
+from .._fence import fence, neutralise
 from ._parse import first_number, match_label, own_verdict
 
-_TAGS = ("question", "response", "reference", "context", "example")
 _VERDICT_KEYS = ("verdict", "score", "rating", "label", "answer", "grade")
 
 
@@ -121,7 +121,7 @@ class Template(BaseModel):
             value = self.check_anchor(anchor)
             body = [fence("question", anchor.prompt), fence("response", anchor.response)]
             if anchor.explanation:
-                body.append(f"Why: {anchor.explanation}")
+                body.append(f"Why: {neutralise(anchor.explanation)}")
             blocks.append(
                 "<example>\n"
                 + "\n".join(body)
@@ -270,13 +270,6 @@ def _json_schema(model: type[BaseModel]) -> dict[str, Any]:
 @functools.lru_cache(maxsize=256)
 def _schema_text(shape: _AnswerShape, explanations: bool) -> str:
     return json.dumps(_json_schema(_output_model(shape, explanations)), separators=(",", ":"))
-
-
-def fence(tag: str, text: str) -> str:
-    """Wrap text in <tag>...</tag>, neutralising any of our tags inside it so it cannot break out."""
-    for name in _TAGS:
-        text = text.replace(f"</{name}>", f"</ {name}>").replace(f"<{name}>", f"< {name}>")
-    return f"<{tag}>\n{text}\n</{tag}>"
 
 
 def _describe(error: Any) -> str:
