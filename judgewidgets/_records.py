@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ._errors import InputError
+from .engine._request import unencodable
 
 
 @dataclass(frozen=True)
@@ -44,18 +45,11 @@ class Vote(BaseModel):
 
 
 def check_encodable(name: str, position: int | None, text: str) -> None:
-    """InputError when `text` cannot be sent as UTF-8: a lone surrogate (e.g. from `json.loads('"\\ud83d"')`,
-    common in scraped text) would fail its call, so it is refused before any call, naming the row."""
-    if text.isascii():
-        return
-    try:
-        text.encode()
-    except UnicodeEncodeError as exc:
+    """InputError naming the row when `text` cannot be sent as UTF-8 (it would fail its call)."""
+    problem = unencodable(text)
+    if problem is not None:
         where = f"{name} at position {position}" if position is not None else name
-        raise InputError(
-            f"{where} holds a character that cannot be encoded as UTF-8 ({text[exc.start]!a}, a lone "
-            f"surrogate, at offset {exc.start}); remove or replace it, e.g. text.encode('utf-8', 'replace').decode()"
-        ) from None
+        raise InputError(f"{where} {problem}")
 
 
 def _as_text_list(name: str, values: Any, *, optional: bool = False) -> list[str | None] | None:

@@ -107,7 +107,7 @@ class CallSession:
                 raise
             except Exception as exc:
                 failure = exc if isinstance(exc, CallFailure) else classify(exc)
-                refused = bool(failure.fix)  # the request as given: another attempt gets the same answer
+                refused = failure.fix is not None  # the request as given: another attempt gets the same answer
                 if refused or attempt >= policy.max_retries or not policy.is_retryable(failure.status_code):
                     message = f"{failure} — to fix: {failure.fix}" if refused else str(failure)
                     raise JudgeCallError(

@@ -102,13 +102,11 @@ class CallFailure(Exception):
     what to change, and such a failure is not retried.
     """
 
-    def __init__(
-        self, message: str, status_code: int | None, retry_after: float | None = None, fix: str | None = None
-    ) -> None:
+    def __init__(self, message: str, status_code: int | None, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.retry_after = retry_after
-        self.fix = fix if fix is not None else input_fix(status_code, message)
+        self.fix = input_fix(status_code, message)
 
 
 # What a provider says when the request is longer than the model's context (OpenAI, Anthropic, vLLM, llama.cpp
@@ -192,11 +190,10 @@ def classify(exc: BaseException) -> CallFailure:
     name = type(exc).__name__
     if status is None and ("Timeout" in name or isinstance(exc, TimeoutError)):
         status = 408
-    message = f"{name}: {exc}".strip()[:2000]
-    fix = input_fix(status, message)
-    if fix is not None and _configuration_cause(exc):
-        fix = None  # e.g. the embedded judge's weights are missing: a 400 that no change of the text mends
-    return CallFailure(message, status, _retry_after(exc), fix=fix or "")
+    failure = CallFailure(f"{name}: {exc}".strip()[:2000], status, _retry_after(exc))
+    if failure.fix is not None and _configuration_cause(exc):
+        failure.fix = None  # e.g. the embedded judge's weights are missing: a 400 that no change of the text mends
+    return failure
 
 
 def _configuration_cause(exc: BaseException) -> bool:

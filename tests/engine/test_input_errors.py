@@ -82,7 +82,7 @@ def test_the_embedded_judges_own_configuration_errors_stay_infrastructure() -> N
         except LocalModelError as cause:
             raise BadRequest("the local model cannot run") from cause
     except BadRequest as exc:
-        assert not classify(exc).fix
+        assert classify(exc).fix is None
     assert classify(BadRequest("request (900 tokens) exceeds the available context size (512 tokens)")).fix == (
         FIX_CONTEXT
     )
