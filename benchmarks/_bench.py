@@ -45,8 +45,9 @@ def bench_panel(
     concurrency: int,
     transport: str | jw.engine.Transport | None = None,
     retry: jw.RetryPolicy | None = None,
+    cache: str | bool = False,
 ) -> jw.LLMPanel:
-    """Three likert judges on the test server, no cache (every call is made)."""
+    """Three likert judges on the test server; no cache unless `cache` names a file (every call is made)."""
     return jw.LLMPanel(
         [
             jw.LLMJudge(
@@ -55,7 +56,7 @@ def bench_panel(
                 template="likert",
                 api_base=base_url,
                 api_key="sk-bench",
-                cache=False,
+                cache=cache,
                 max_concurrency=concurrency,
                 retry=retry,
                 transport=transport,  # type: ignore[arg-type]

@@ -7,6 +7,7 @@ in its own process (so it does not share our GIL), at most `concurrency` at once
 
 - our panel, fast path, `panel.score()`: the sync facade as users call it, from a plain script; it runs the
   engine on its private loop, which is uvloop when uvloop is installed (`judgewidgets[fast]`);
+- the same with the persistent call cache on (a fresh file, so every call misses and every answer is kept);
 - our panel, fast path, `await panel.ascore()` inside `asyncio.run` (the default transport picks the fast path
   for `openai/...` + `api_base`), on judgewidgets' own HTTP/1.1 client;
 - the same on the fast path's other client, aiohttp (`OpenAIHTTPTransport(client="aiohttp")`);
@@ -26,6 +27,7 @@ import argparse
 import asyncio
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 
@@ -141,18 +143,27 @@ async def our_panel(
     return await timed(name, 3 * n, work), result[0]
 
 
-def our_panel_sync(base_url: str, n: int, concurrency: int) -> tuple[Run, jw.PanelResult]:
-    """`panel.score()` from this plain thread: the sync facade runs it on its private loop."""
-    panel = bench_panel(base_url, concurrency)
+def our_panel_sync(base_url: str, n: int, concurrency: int, cache: str | None = None) -> tuple[Run, jw.PanelResult]:
+    """`panel.score()` from this plain thread: the sync facade runs it on its private loop.
+
+    With `cache` (a fresh file) every call misses and is kept: one journal append per answer, a batched SQLite
+    commit every 256 answers or half second. The warm-up judges other texts, so the timed run has no hit.
+    """
+    panel = bench_panel(base_url, concurrency, cache=cache or False)
     prompts, responses = items(n)
-    panel.score(prompts[:50], responses[:50], progress=False)  # warm up
+    panel.score([f"{p} (warm-up)" for p in prompts[:50]], responses[:50], progress=False)
     result: list[jw.PanelResult] = []
 
     async def work() -> None:
         result.append(await asyncio.to_thread(panel.score, prompts, responses, progress=False))
 
-    name = f"our panel, fast path, panel.score() [{private_loop_kind()}]"
-    return asyncio.run(timed(name, 3 * n, work)), result[0]
+    kept = ", persistent cache on" if cache else ""
+    name = f"our panel, fast path{kept}, panel.score() [{private_loop_kind()}]"
+    run = asyncio.run(timed(name, 3 * n, work))
+    if cache:
+        assert sum(v.cached for v in result[0].vote_list) == 0, "the timed run must miss the cache on every call"
+        assert len(jw.CallCache(cache)) == n + 50, "every answer was kept (the three judges ask alike)"
+    return run, result[0]
 
 
 def main() -> int:
@@ -177,12 +188,14 @@ def main() -> int:
     with OpenAITestServer(latency=args.latency, spawn=True) as server:
         url, n, c = server.base_url, args.items, args.concurrency
         sync, sync_result = our_panel_sync(url, n, c)
+        with tempfile.TemporaryDirectory() as folder:
+            cached, _ = our_panel_sync(url, n, c, cache=os.path.join(folder, "calls.sqlite"))
         fast, fast_result = run(our_panel(url, n, c, "auto", f"our panel, fast path, ascore() [{loop}]"))
         on_aiohttp = AutoTransport(fast=OpenAIHTTPTransport(client="aiohttp"))
         via_aiohttp, _ = run(our_panel(url, n, c, on_aiohttp, f"our panel, fast path on aiohttp [{loop}]"))
         pool = run(http_pool(url, n, c))
         raw = run(raw_aiohttp(url, n, c))
-        runs += [sync, fast, via_aiohttp, pool, raw]
+        runs += [sync, cached, fast, via_aiohttp, pool, raw]
         if not args.skip_litellm:
             runs.append(run(bare_litellm(url, n, c)))
             slow, slow_result = run(our_panel(url, n, c, "litellm", f"our panel, transport='litellm' [{loop}]"))
@@ -207,6 +220,10 @@ def main() -> int:
         )
     print("\n(server busy: the test server's CPU time over the run's wall time; 100 % = one core saturated)")
     print(f"load average while running: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    print(
+        f"persistent cache on: {cached.calls_per_s / ideal:.2f} of ideal (target >= 0.70), "
+        f"{cached.calls_per_s / sync.calls_per_s:.2f} of the same run without a cache"
+    )
     for r in (sync, fast):
         print(f"{r.name}: {r.calls_per_s / ideal:.2f} of ideal (target >= 0.50)", end="")
         print(f", {r.calls_per_s / bare.calls_per_s:.1f} x bare litellm (target >= 5)" if bare else "")

@@ -1,8 +1,8 @@
 """Asking a judge once: call, read the answer, re-ask on an unreadable one, and keep the accounting.
 
 Every judge kind (scores, rubric criteria, pairwise verdicts) asks through here, so re-asking and error
-categories (`infrastructure:` for calls that failed after retries, `parse:` for unreadable answers) are the
-same everywhere.
+categories (`infrastructure:` for calls that failed after retries, `input:` for requests the provider refuses
+as given, `parse:` for unreadable answers) are the same everywhere.
 
 A request whose last message is the assistant's is a prefill: the model continues that text, and the answer
 read is the prefill followed by the continuation (llama.cpp already returns them joined; other servers return
@@ -69,7 +69,7 @@ async def ask(
         try:
             completion = await session.complete(request, settings, secrets)
         except JudgeCallError as exc:
-            answer.error = f"infrastructure: {exc}"
+            answer.error = exc.recorded
             answer.attempts += exc.attempts
             answer.cached = False
             return answer

@@ -4,7 +4,8 @@
 JudgeWidgetsError
 ├── ConfigurationError      bad configuration: unknown template, unroutable model, invalid weights
 ├── InputError              bad data: empty batches, mismatched lengths, NaN text, unknown columns
-├── JudgeCallError          a model call failed after every retry (status code and retry count attached)
+├── JudgeCallError          a model call failed after every retry (status code, retry count and kind attached:
+│                           "infrastructure" for outages, "input" for a request the provider refuses as given)
 ├── ParseError              the judge answered, but no score could be read from the answer
 └── LocalModelError         the embedded judge's runtime or weights are missing or corrupt
 ```
@@ -39,12 +40,25 @@ class InputError(JudgeWidgetsError, ValueError):
 
 
 class JudgeCallError(JudgeWidgetsError):
-    """A model call failed after every retry allowed by the retry policy."""
+    """A model call failed after every retry allowed by the retry policy.
 
-    def __init__(self, message: str, *, status_code: int | None = None, attempts: int = 1) -> None:
+    `kind` is "infrastructure" (the provider or the network failed: retrying later may work) or "input" (the
+    provider refuses this request as given: too long for the context, refused by its content policy, invalid;
+    not retried, and the message says what to change).
+    """
+
+    def __init__(
+        self, message: str, *, status_code: int | None = None, attempts: int = 1, kind: str = "infrastructure"
+    ) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.attempts = attempts
+        self.kind = kind
+
+    @property
+    def recorded(self) -> str:
+        """The error as a vote records it: prefixed with its kind."""
+        return f"{self.kind}: {self}"
 
 
 class ParseError(JudgeWidgetsError):

@@ -9,7 +9,7 @@ from typing import Any
 from ._errors import JudgeCallError
 from ._progress import Progress, counted
 from .engine import CallSession, CallSettings, ChatRequest
-from .engine._request import SECRET_KWARGS
+from .engine._request import argument_secrets
 
 
 class Generator:
@@ -35,7 +35,7 @@ class Generator:
     async def agenerate(
         self, prompts: Sequence[str], session: CallSession, progress: Progress
     ) -> list[tuple[str | None, str | None]]:
-        secrets = [str(v) for k, v in self.litellm_kwargs.items() if k in SECRET_KWARGS and v]
+        secrets = argument_secrets(self.litellm_kwargs)
         params = {"temperature": self.temperature, **self.litellm_kwargs}
 
         async def one(prompt: str) -> tuple[str | None, str | None]:
@@ -45,7 +45,7 @@ class Generator:
             try:
                 completion = await session.complete(ChatRequest(self.model, messages, params), self.settings, secrets)
             except JudgeCallError as exc:
-                return None, f"infrastructure: {exc}"
+                return None, exc.recorded
             if not completion.content.strip():
                 return None, "generation: the model returned an empty answer"
             return completion.content, None

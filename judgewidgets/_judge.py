@@ -36,7 +36,8 @@ from .engine import (
     resolve_transport,
 )
 from .engine._litellm import check_model, is_local_model, supports_logprobs
-from .engine._request import SECRET_KWARGS
+from .engine._openai_http import custom_base_url
+from .engine._request import argument_secrets, masked
 from .templates import Anchor, Template, get_template
 
 
@@ -142,8 +143,7 @@ class LLMJudge:
     # --- configuration ---------------------------------------------------------------------------------------
 
     def __repr__(self) -> str:
-        shown = {k: ("***" if k in SECRET_KWARGS else v) for k, v in self.litellm_kwargs.items()}
-        extra = "".join(f", {k}={v!r}" for k, v in shown.items())
+        extra = "".join(f", {k}={v!r}" for k, v in masked(self.litellm_kwargs).items())
         return (
             f"LLMJudge(model={self.model!r}, template={self.template.name!r}, name={self.name!r}, "
             f"weight={self.weight}{extra})"
@@ -179,7 +179,7 @@ class LLMJudge:
 
     @property
     def secrets(self) -> list[str]:
-        return [str(v) for k, v in self.litellm_kwargs.items() if k in SECRET_KWARGS and v]
+        return argument_secrets(self.litellm_kwargs)
 
     def check(self) -> None:
         """Raise ConfigurationError now if the model cannot be routed (no call is made)."""
@@ -196,11 +196,12 @@ class LLMJudge:
         return CostEstimate(judges=[estimate_judge(self, self.display_name, items)])
 
     def uses_structured_output(self) -> bool:
-        """Whether calls ask for schema-constrained JSON: `structured_output`, else yes for the local judge,
-        OpenAI-compatible servers and models litellm says support response schemas."""
+        """Whether calls ask for schema-constrained JSON: `structured_output`, else yes for the local judge, a
+        self-hosted OpenAI-compatible server (named by `api_base`, `OPENAI_BASE_URL` / `OPENAI_API_BASE`, or
+        `litellm.api_base`) and models litellm says support response schemas."""
         if self.structured_output is not None:
             return self.structured_output
-        if is_local_model(self.model) or "api_base" in self.litellm_kwargs:
+        if is_local_model(self.model) or custom_base_url(self.model, self.litellm_kwargs) is not None:
             return True
         if "mock_response" in self.litellm_kwargs:
             return False

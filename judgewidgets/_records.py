@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ._errors import InputError
+from .engine._request import unencodable
 
 ScoreSource = Literal["probabilities", "answer"]
 
@@ -34,7 +35,9 @@ class Vote(BaseModel):
     score: float = Field(description="Normalised score in [0, 1]; NaN when the judge failed.")
     raw: str = Field("", description="The judge's answer as it came back.")
     explanation: str | None = Field(None, description="The judge's reasoning, when asked for.")
-    error: str | None = Field(None, description="Why the vote is missing, prefixed 'infrastructure:' or 'parse:'.")
+    error: str | None = Field(
+        None, description="Why the vote is missing, prefixed 'infrastructure:', 'input:' or 'parse:'."
+    )
     score_source: ScoreSource | None = Field(
         None,
         description="'probabilities': the expected score under the judge's probabilities over its answers; "
@@ -55,6 +58,14 @@ class Vote(BaseModel):
     attempts: int = 1
 
 
+def check_encodable(name: str, position: int | None, text: str) -> None:
+    """InputError naming the row when `text` cannot be sent as UTF-8 (it would fail its call)."""
+    problem = unencodable(text)
+    if problem is not None:
+        where = f"{name} at position {position}" if position is not None else name
+        raise InputError(f"{where} {problem}")
+
+
 def _as_text_list(name: str, values: Any, *, optional: bool = False) -> list[str | None] | None:
     if values is None:
         return None
@@ -72,6 +83,8 @@ def _as_text_list(name: str, values: Any, *, optional: bool = False) -> list[str
             continue
         if missing or not isinstance(value, str):
             bad.append(i)
+        elif not bad:
+            check_encodable(name, i, value)
     if bad:
         shown = ", ".join(map(str, bad[:10])) + (" ..." if len(bad) > 10 else "")
         raise InputError(f"{name} must hold strings; missing (None/NaN) or non-text values at positions {shown}")

@@ -10,7 +10,7 @@ import pandas as pd
 
 from ._aggregate import aggregate
 from ._records import Item, Vote
-from ._review import ReviewPolicy, review_table
+from ._review import ReviewPolicy, failure_kind, review_table
 
 if TYPE_CHECKING:
     import altair as alt
@@ -121,9 +121,11 @@ class PanelResult:
 
     @property
     def errors(self) -> pd.DataFrame:
-        """The votes that failed, with their errors."""
+        """The votes that failed, with their errors and each error's `kind` (infrastructure, input, parse)."""
         votes = self.votes
-        return votes[votes["error"].notna()].reset_index(drop=True)
+        failed = votes[votes["error"].notna()].reset_index(drop=True)
+        failed.insert(failed.columns.get_loc("error"), "kind", [failure_kind(e) for e in failed["error"]])
+        return failed
 
     def summary(self) -> pd.DataFrame:
         """Per judge: mean score, failures, tokens, cost, median latency and cache hits."""
@@ -164,7 +166,7 @@ class PanelResult:
         for vote in self.vote_list:
             if vote.error:
                 failed[vote.item] += 1
-                kinds[vote.item].add(vote.error.split(":", 1)[0])
+                kinds[vote.item].add(failure_kind(vote.error))
         table = review_table(
             consensus["consensus"].tolist(),
             disagreement,

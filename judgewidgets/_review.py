@@ -27,6 +27,19 @@ class ReviewPolicy(BaseModel):
         return value
 
 
+# What each error kind (the prefix of a vote's error) tells the reviewer to do.
+FAILURE_KINDS = {
+    "infrastructure": "an outage: re-run later",
+    "input": "refused as given: change the text or the model",
+    "parse": "no verdict in the answer: re-run or change the model",
+}
+
+
+def failure_kind(error: str) -> str:
+    """The kind of a recorded error: the prefix before its first colon."""
+    return error.split(":", 1)[0]
+
+
 def review_table(
     scores: Sequence[float],
     disagreement: Sequence[float],
@@ -39,7 +52,12 @@ def review_table(
     for i, (score, spread, failures) in enumerate(zip(scores, disagreement, failed)):
         why = []
         if policy.flag_failures and failures:
-            kinds = f" ({', '.join(failure_kinds[i])})" if failure_kinds and failure_kinds[i] else ""
+            named = (
+                [f"{k}: {FAILURE_KINDS[k]}" if k in FAILURE_KINDS else k for k in failure_kinds[i]]
+                if failure_kinds
+                else []
+            )
+            kinds = f" ({'; '.join(named)})" if named else ""
             why.append(f"{failures} judge call(s) failed{kinds}")
         if policy.max_disagreement is not None and not math.isnan(spread) and spread > policy.max_disagreement:
             why.append(f"judges disagree ({spread:.2f} > {policy.max_disagreement:.2f})")

@@ -308,6 +308,8 @@ def test_consensus_and_review_flags() -> None:
     assert review["needs_review"].tolist() == [False, False, True, True]
     reasons = review.loc[2, "review_reasons"]
     assert any("judges disagree" in r for r in reasons) and any("low score" in r for r in reasons)
-    assert review.loc[3, "review_reasons"] == ["1 judge call(s) failed (parse)"]
+    assert review.loc[3, "review_reasons"] == [
+        "1 judge call(s) failed (parse: no verdict in the answer: re-run or change the model)"
+    ]
     with pytest.raises(ValueError):
         jw.ReviewPolicy(max_disagreement=1.5)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
@@ -11,10 +12,12 @@ from .._constants import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S
 from .._errors import ConfigurationError, JudgeCallError
 from ._cache import CallCache
 from ._litellm import CallFailure, classify
-from ._request import ChatRequest, Completion, redact
+from ._request import ChatRequest, Completion, call_secrets, encoding_problem, redact
 from ._retry import RetryPolicy
 from ._routing import AutoTransport
 from ._transport import Transport
+
+logger = logging.getLogger("judgewidgets.engine")
 
 
 @dataclass(frozen=True)
@@ -65,17 +68,32 @@ class CallSession:
         return limit
 
     async def complete(self, request: ChatRequest, settings: CallSettings, secrets: list[str]) -> Completion:
-        """One call with everything the engine guarantees; raises JudgeCallError after the last retry."""
+        """One call with everything the engine guarantees; raises JudgeCallError after the last retry.
+
+        Whatever fails for this one request (text that cannot be encoded, an unreadable cache) is raised as a
+        JudgeCallError, which the judges record on the vote, so it never costs the rest of a batch.
+        """
+        problem = encoding_problem(request.messages)
+        if problem is not None:
+            raise JudgeCallError(problem, status_code=None, attempts=0, kind="input")
         cache = settings.cache
         if cache is not None:
-            self.caches.add(cache)
-            hit = cache.get(request)
+            try:
+                if cache not in self.caches:  # a run's first call: take in what killed processes answered
+                    self.caches.add(cache)
+                    cache.recover()
+                hit = cache.get(request)
+            except Exception as exc:
+                raise JudgeCallError(f"the call cache {cache.path} cannot be read: {exc!r}", attempts=0) from None
             if hit is not None:
                 return hit
         async with self._limit(request.model, settings.max_concurrency):
             completion = await self._attempts(request, settings, secrets)
         if cache is not None:
-            cache.put(request, completion)
+            try:
+                cache.put(request, completion)
+            except Exception as exc:  # a full disk: the answer is paid for, so the vote keeps it
+                logger.warning("the call cache %s could not keep an answer: %r", cache.path, exc)
         return completion
 
     async def _attempts(self, request: ChatRequest, settings: CallSettings, secrets: list[str]) -> Completion:
@@ -89,9 +107,14 @@ class CallSession:
                 raise
             except Exception as exc:
                 failure = exc if isinstance(exc, CallFailure) else classify(exc)
-                if attempt >= policy.max_retries or not policy.is_retryable(failure.status_code):
+                refused = failure.fix is not None  # the request as given: another attempt gets the same answer
+                if refused or attempt >= policy.max_retries or not policy.is_retryable(failure.status_code):
+                    message = f"{failure} — to fix: {failure.fix}" if refused else str(failure)
                     raise JudgeCallError(
-                        redact(str(failure), secrets), status_code=failure.status_code, attempts=attempt + 1
+                        redact(message, call_secrets(request.params, secrets)),
+                        status_code=failure.status_code,
+                        attempts=attempt + 1,
+                        kind="input" if refused else "infrastructure",
                     ) from None
                 await asyncio.sleep(policy.delay(attempt, failure.retry_after, self._rng))
                 attempt += 1

@@ -119,12 +119,67 @@ def cost_of(model: str, prompt_tokens: int | None, completion_tokens: int | None
 
 
 class CallFailure(Exception):
-    """One failed attempt, classified for the retry policy."""
+    """One failed attempt, classified for the retry policy.
+
+    `fix` is set when the request itself was refused (too long, against a content policy, invalid): it says
+    what to change, and such a failure is not retried.
+    """
 
     def __init__(self, message: str, status_code: int | None, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.retry_after = retry_after
+        self.fix = input_fix(status_code, message)
+
+
+# What a provider says when the request is longer than the model's context (OpenAI, Anthropic, vLLM, llama.cpp
+# server and the embedded judge, litellm's ContextWindowExceededError), and when its content policy refuses it.
+_CONTEXT_MARKERS = (
+    "context length",
+    "context_length",
+    "context window",
+    "context size",
+    "contextwindowexceeded",
+    "exceed_context_size",
+    "maximum context",
+    "prompt is too long",
+    "input is too long",
+    "too many tokens",
+)
+_POLICY_MARKERS = (
+    "content_policy",
+    "content policy",
+    "contentpolicyviolation",
+    "content management policy",
+    "content_filter",
+    "safety system",
+)
+INPUT_STATUS_CODES = frozenset({400, 413, 422})
+FIX_CONTEXT = (
+    "the text is longer than the model's context window: shorten the prompt, response or reference (or the "
+    "rubric and anchors), use a model with a longer context, or give the server (llama.cpp, vLLM) a larger n_ctx"
+)
+FIX_POLICY = (
+    "the provider refused the text under its content policy: judge this row with another model or provider, "
+    "or leave it out"
+)
+FIX_INVALID = (
+    "the provider rejected the request as invalid: check this row's text and the judge's arguments "
+    "(model name, max_tokens, response_format), or use another model"
+)
+
+
+def input_fix(status: int | None, message: str) -> str | None:
+    """What to change when a failure was caused by the request as given (None: an outage, worth retrying)."""
+    lowered = message.lower()
+    if status in INPUT_STATUS_CODES or "contextwindowexceeded" in lowered or "contentpolicyviolation" in lowered:
+        if any(marker in lowered for marker in _CONTEXT_MARKERS):
+            return FIX_CONTEXT
+        if any(marker in lowered for marker in _POLICY_MARKERS):
+            return FIX_POLICY
+        if status in INPUT_STATUS_CODES:
+            return FIX_INVALID
+    return None
 
 
 def _retry_after(exc: BaseException) -> float | None:
@@ -158,8 +213,24 @@ def classify(exc: BaseException) -> CallFailure:
     name = type(exc).__name__
     if status is None and ("Timeout" in name or isinstance(exc, TimeoutError)):
         status = 408
-    message = f"{name}: {exc}".strip()
-    return CallFailure(message[:2000], status, _retry_after(exc))
+    failure = CallFailure(f"{name}: {exc}".strip()[:2000], status, _retry_after(exc))
+    if failure.fix is not None and _configuration_cause(exc):
+        failure.fix = None  # e.g. the embedded judge's weights are missing: a 400 that no change of the text mends
+    return failure
+
+
+def _configuration_cause(exc: BaseException) -> bool:
+    """Whether judgewidgets' own configuration error lies in the exception's chain (the local provider's)."""
+    from .._errors import ConfigurationError, LocalModelError
+
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, (ConfigurationError, LocalModelError)):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
 
 class LiteLLMTransport:

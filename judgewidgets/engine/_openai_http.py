@@ -27,23 +27,17 @@ from ._http_pool import HTTPPool
 from ._litellm import CallFailure, cost_of, is_local_model
 from ._per_loop import PerLoop
 from ._request import ChatRequest, Completion
+from ._request import compact_json as _dumps
+from ._request import loads as _loads
 
-try:  # orjson is optional: ~3x faster than json for these bodies, and byte-identical for them
-    import orjson
-
-    def _dumps(value: Any) -> bytes:
-        return orjson.dumps(value)
-
-    _loads = orjson.loads
-except ImportError:  # pragma: no cover - exercised where orjson is not installed
-    import json
-
-    def _dumps(value: Any) -> bytes:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
-
-    _loads = json.loads
-
-__all__ = ["BODY_KWARGS", "ROUTING_KWARGS", "HTTPClientChoice", "OpenAIHTTPTransport", "openai_endpoint"]
+__all__ = [
+    "BODY_KWARGS",
+    "ROUTING_KWARGS",
+    "HTTPClientChoice",
+    "OpenAIHTTPTransport",
+    "custom_base_url",
+    "openai_endpoint",
+]
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 
@@ -177,6 +171,24 @@ def _endpoint_of(model: str, base: str | None, forced: bool) -> Endpoint | None:
     url = yarl.URL(base.rstrip("/") + "/chat/completions")
     name = model.partition("/")[2] if spec is not None and "/" in model else model
     return Endpoint(url, name, key_env, _proxy_for(url))
+
+
+def custom_base_url(model: str, params: Mapping[str, Any]) -> str | None:
+    """The base URL of the server a request goes to when it is not the provider's own API: `api_base` /
+    `base_url`, else the provider's environment variable (`OPENAI_BASE_URL`, `OPENAI_API_BASE`,
+    `HOSTED_VLLM_API_BASE`), else `litellm.api_base`; None when the request goes to the provider's default."""
+    import sys
+
+    base = params.get("api_base") or params.get("base_url")
+    if base:
+        return str(base)
+    spec = _PROVIDERS.get(provider_of(model) or "")
+    for name in spec[1] if spec is not None else ():
+        if os.environ.get(name):
+            return os.environ[name]
+    litellm = sys.modules.get("litellm")
+    configured = getattr(litellm, "api_base", None) if litellm is not None else None
+    return str(configured) if configured else None
 
 
 def _litellm_configured() -> bool:

@@ -149,6 +149,9 @@ class JudgeMagics(Magics):
         if args.out:
             self.shell.user_ns[args.out] = result  # type: ignore[union-attr]
         display(table)
+        failures = _failures(result)
+        if failures is not None:
+            display(failures)
         if chart is not None and not args.no_chart:
             return chart
         return None
@@ -298,6 +301,18 @@ class JudgeMagics(Magics):
             return result, summary, None
         frame = rater.rate_many(items)
         return frame, frame, frame.chart() if hasattr(frame, "chart") else None
+
+
+def _failures(result: Any) -> Any:
+    """The failed judgments of a scoring run, kind first, so a refused input stands apart from an outage."""
+    errors = getattr(result, "errors", None)
+    if not isinstance(errors, pd.DataFrame) or errors.empty or "kind" not in errors:
+        return None
+    from .._review import FAILURE_KINDS
+
+    table = errors[["item", "judge", "kind", "error"]].copy()
+    table.insert(3, "what to do", [FAILURE_KINDS.get(kind, "") for kind in table["kind"]])
+    return table
 
 
 def _split(text: str) -> list[str]:

@@ -19,10 +19,14 @@ Loading the first model sets `OMP_WAIT_POLICY=PASSIVE` in the process environmen
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
 import logging
 import os
+import secrets
+import shutil
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -101,6 +105,7 @@ class _Engine:
         params.cpuparams_batch.n_threads = settings.n_threads
         params.cache_ram_mib = _CACHE_RAM_MIB
         params.verbosity = -1  # silences llama.cpp's console log
+        self.socket_dir = _private_listener(params)
         started = time.perf_counter()
         try:
             self.server = xllamacpp.Server(params)
@@ -132,6 +137,26 @@ class _Engine:
                 raise ConfigurationError(f"The local model rejected the request: {message}")
             raise LocalModelError(f"The local model failed: {message}")
         return raw
+
+
+def _private_listener(params: Any) -> Path:
+    """Keep llama.cpp's HTTP listener off the network; the folder holding its socket is returned.
+
+    `xllamacpp.Server` always starts llama.cpp's HTTP server (it has no switch to leave it out), by default on a
+    TCP port of 127.0.0.1 with no key, which any user of a shared machine could drive. judgewidgets calls the
+    model in-process (`handle_chat_completions`) and never over HTTP, so the listener is bound to a Unix socket in
+    a fresh folder only this user can enter (mode 0700), demands an unguessable API key that is never kept, and
+    serves neither the web UI nor the slots endpoint. No TCP or UDP port is opened.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="judgewidgets-llama-"))  # 0700: other users cannot reach the socket
+    params.hostnames = [str(folder / "llama.sock")]  # a name ending in .sock binds AF_UNIX, no port
+    params.api_keys = [secrets.token_urlsafe(32)]
+    params.ui = False
+    params.endpoint_slots = False
+    params.endpoint_metrics = False
+    params.n_threads_http = 1
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
 
 
 class _Loader:

@@ -15,6 +15,7 @@ from pydantic import Field, create_model
 from .._ask import Answer, ask
 from .._constants import DEFAULT_REASKS, DEFAULT_TIE_MARGIN
 from .._errors import ConfigurationError
+from .._fence import fence
 from .._judge import LLMJudge
 from .._probabilities import label_probabilities
 from .._progress import Progress, counted, make_progress
@@ -23,8 +24,7 @@ from .._runner import run_sync
 from ..engine import CallCache, CallSession, ChatRequest, RetryPolicy, Transport
 from ..engine._litellm import is_local_model
 from ..templates import Template
-from ..templates._parse import find_json_object
-from ..templates._template import fence
+from ..templates._parse import own_verdict
 from ._batch import pairs_from, results_table
 from ._records import OrderVerdict, PairItem, PairwiseResult, Winner, build_pairs, pointwise_probabilities
 from ._scales import AB_TIE, Scale, get_scale, swap_slot
@@ -41,7 +41,6 @@ BUILTIN_ASPECTS = {
     "helpfulness": "useful to the person asking and follows their instructions",
 }
 _RESERVED = {"verdict", "confidence", "explanation"}
-_OWN_TAGS = ("response_a", "response_b")
 _VERDICT_KEYS = ("verdict", "winner", "better", "preference", "label", "answer", "choice", "result")
 
 
@@ -65,12 +64,6 @@ class PairwiseComparer(Protocol):
     ) -> list[Comparison]: ...
 
     def check(self) -> None: ...
-
-
-def _fence(tag: str, text: str) -> str:
-    for name in _OWN_TAGS:
-        text = text.replace(f"</{name}>", f"</ {name}>").replace(f"<{name}>", f"< {name}>")
-    return fence(tag, text)
 
 
 def _aspects(aspects: Sequence[str] | Mapping[str, str] | None) -> dict[str, str]:
@@ -358,7 +351,7 @@ class PairwiseJudge:
         parts = [fence("question", question)]
         if reference:
             parts.append(fence("reference", reference))
-        parts += [_fence("response_a", first), _fence("response_b", second)]
+        parts += [fence("response_a", first), fence("response_b", second)]
         messages = ({"role": "system", "content": system}, {"role": "user", "content": "\n".join(parts)})
         if self._prefilled():
             messages += ({"role": "assistant", "content": '{"verdict": "'},)
@@ -377,7 +370,7 @@ class PairwiseJudge:
 
     def read(self, text: str) -> tuple[str, float | None, dict[str, str], str | None]:
         """(verdict label, confidence, per-aspect slot winners, explanation); ValueError when no verdict is found."""
-        data = find_json_object(text)
+        data = own_verdict(text, _VERDICT_KEYS, self.instruction or "")
         label = None
         confidence = None
         aspects: dict[str, str] = {}
@@ -394,7 +387,7 @@ class PairwiseJudge:
                 if value is not None:
                     aspects[aspect] = value
             explanation = data.get("explanation") if isinstance(data.get("explanation"), str) else None
-        if label is None:
+        if label is None and data is None:  # free text; a JSON answer names its verdict in a field
             label = self.scale.search(text)
         if label is None:
             raise ValueError(f"no verdict ({' / '.join(self.scale.labels)}) found in the judge's answer")

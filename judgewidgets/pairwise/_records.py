@@ -11,6 +11,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from .._errors import InputError
+from .._records import check_encodable
 from ._scales import Slot
 
 Winner = Literal["A", "B", "tie"]
@@ -47,7 +48,9 @@ class OrderVerdict(BaseModel):
     aspects: dict[str, Winner] = Field(default_factory=dict, description="Per-aspect winners, pair's own terms.")
     explanation: str | None = None
     raw: str = ""
-    error: str | None = Field(None, description="Why there is no verdict, prefixed 'infrastructure:' or 'parse:'.")
+    error: str | None = Field(
+        None, description="Why there is no verdict, prefixed 'infrastructure:', 'input:' or 'parse:'."
+    )
     latency_s: float = 0.0
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
@@ -221,6 +224,7 @@ def _text(name: str, value: object, position: int, optional: bool = False) -> st
         return None
     if not isinstance(value, str):
         raise InputError(f"{name} must hold strings; position {position} is {type(value).__name__} {value!r:.40}")
+    check_encodable(name, position, value)
     return value
 
 

@@ -14,7 +14,7 @@ from .._errors import ConfigurationError, InputError
 from .._judge import LLMJudge
 from .._probabilities import label_probabilities
 from .._progress import Progress, counted, make_progress
-from .._records import _as_text_list
+from .._records import _as_text_list, check_encodable
 from .._runner import run_sync
 from ..engine import CallSession, ChatRequest
 from ._aggregate import aggregate_binary, aggregate_choice
@@ -131,6 +131,10 @@ class CriterionGrader:
         _check_rubric(rubric)
         if not isinstance(submission, str):
             raise InputError(f"submission must be a string, got {type(submission).__name__}")
+        texts = {"submission": submission, "query": query, "reference": reference, "context": context}
+        for name, text in texts.items():
+            if isinstance(text, str):
+                check_encodable(name, None, text)
         for judge in self.judges:
             judge.check()
         session = CallSession()

@@ -11,8 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
-from ..templates._parse import find_json_object, match_label
-from ..templates._template import fence
+from .._fence import fence
+from ..templates._parse import match_label, own_verdict
 from ._criterion import Criterion, CriterionVerdict
 
 
@@ -114,13 +114,12 @@ _VERDICT_ALIASES = {
 
 def read_binary(text: str) -> tuple[CriterionVerdict, str | None]:
     """(verdict, explanation) from a binary answer; ValueError when there is none."""
-    data = find_json_object(text)
+    data = own_verdict(text, ("verdict",))
     candidate = text
     explanation = None
     if data is not None:
         explanation = data.get("explanation") if isinstance(data.get("explanation"), str) else None
-        if isinstance(data.get("verdict"), str):
-            candidate = data["verdict"]
+        candidate = data["verdict"] if isinstance(data["verdict"], str) else ""
     label = match_label(candidate, _VERDICTS, _VERDICT_ALIASES)
     if label is None:
         raise ValueError("no verdict (MET / UNMET / CANNOT_ASSESS) found in the judge's answer")
@@ -129,13 +128,13 @@ def read_binary(text: str) -> tuple[CriterionVerdict, str | None]:
 
 def read_choice(text: str, n_options: int) -> tuple[int, str | None]:
     """(0-based displayed position, explanation) from a multi-choice answer; ValueError when out of range."""
-    data = find_json_object(text)
+    data = own_verdict(text, ("selected_option", "option"))
     explanation = None
     number: Any = None
     if data is not None:
         explanation = data.get("explanation") if isinstance(data.get("explanation"), str) else None
         number = data.get("selected_option", data.get("option"))
-    if number is None:
+    else:
         match = re.search(r"\b(\d+)\b", text)
         number = match.group(1) if match else None
     try:

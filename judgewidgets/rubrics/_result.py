@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import InputError
-from .._review import ReviewPolicy, review_table
+from .._review import ReviewPolicy, failure_kind, review_table
 from ..agreement import fleiss_kappa, judge_vs_truth, krippendorff_alpha
 from ._criterion import Criterion
 from ._records import RubricReport
@@ -191,7 +191,7 @@ class GradingResult:
             else 0.0
             for r in self.reports
         ]
-        failures = [sorted({e.split(":", 1)[0] for c in r.criteria for e in c.errors}) for r in self.reports]
+        failures = [sorted({failure_kind(e) for c in r.criteria for e in c.errors}) for r in self.reports]
         errors = [sum(len(c.errors) for c in r.criteria) for r in self.reports]
         scores = [np.nan if r.score is None else r.score for r in self.reports]
         table = review_table(scores, disagreement, errors, policy, failure_kinds=failures)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import math
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -12,13 +13,13 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigurationError, InputError
+from .._fence import fence
 from .._judge import LLMJudge
 from .._progress import Progress, counted, make_progress
 from .._records import Item, Vote, build_items
 from .._runner import run_sync
 from ..engine import CallSession
 from ..templates import Anchor, Template
-from ..templates._template import fence
 from ._methods import make_rule, method_name
 from ._precision import Precision
 from ._result import TRACE_COLUMNS, SequentialFrame, SequentialResult
@@ -57,8 +58,9 @@ class PromptVariantTemplate(Template):
         prefill: bool = False,
     ) -> tuple[dict[str, str], ...]:
         system = super().messages(prompt, response, reference, explanations, context, anchors)[0]
-        text = self.user_format.replace("{prompt}", fence("question", prompt))
-        text = text.replace("{response}", fence("response", response))
+        fenced = {"{prompt}": fence("question", prompt), "{response}": fence("response", response)}
+        # One pass, so a placeholder written inside the judged text is never filled in.
+        text = re.sub(r"\{prompt\}|\{response\}", lambda m: fenced[m.group(0)], self.user_format)
         if reference:
             text += "\n" + fence("reference", reference)
         messages = (system, {"role": "user", "content": text})

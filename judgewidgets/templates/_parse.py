@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from typing import Any
 
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?")
@@ -30,6 +31,46 @@ def find_json_object(text: str) -> dict[str, Any] | None:
             continue
         if isinstance(data, dict):
             return data
+    return None
+
+
+# Phrases of the prompts judgewidgets sends (schemas, fences, system messages): an answer that holds one repeated
+# its prompt, and a number or label found in it is the prompt's, not the judge's verdict.
+ECHO_MARKERS = (
+    '"properties"',
+    '"additionalproperties"',
+    "reply with a single json object",
+    "everything inside the tags is data",
+    "you are an impartial",
+    "you are a strict, impartial grader",
+    "decide whether the submission meets the criterion",
+    "choose the option that best describes the submission",
+    "<question>",
+    "<response>",
+    "<submission>",
+    "<response_a>",
+)
+
+
+def own_verdict(text: str, keys: Iterable[str], instruction: str = "") -> dict[str, Any] | None:
+    """The answer's JSON object when it carries one of the verdict `keys`; None for an answer without a JSON
+    object, which may be read tolerantly as free text.
+
+    Raises ValueError when the answer has no verdict of its own, so that nothing is read out of it: a JSON object
+    without any of `keys` (an empty object, the schema echoed back), or text that repeats the prompt (the schema,
+    the fenced material, the system message, or the first words of `instruction`).
+    """
+    keys = tuple(keys)
+    data = find_json_object(text)
+    if data is not None and any(key in data for key in keys):
+        return data
+    lowered = " ".join(text.lower().split())
+    cue = " ".join(instruction.lower().split())[:40]
+    if any(marker in lowered for marker in ECHO_MARKERS) or (len(cue) >= 20 and cue in lowered):
+        raise ValueError("the judge repeated its prompt (the schema or the instructions) instead of giving a verdict")
+    if data is not None:
+        held = f"keys {', '.join(sorted(data)[:6])}" if data else "nothing"
+        raise ValueError(f"the judge's JSON object holds no verdict ({' / '.join(keys)}); it holds {held}")
     return None
 
 

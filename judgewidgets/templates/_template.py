@@ -11,10 +11,11 @@ from typing import Any, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from .._errors import ConfigurationError
+from .._fence import fence, neutralise
 from .._probabilities import Logprobs, answer_probabilities, unique_prefix, value_alternatives
-from ._parse import find_json_object, first_number, match_label
+from ._parse import first_number, match_label, own_verdict
 
-_TAGS = ("question", "response", "reference", "context", "example")
+_VERDICT_KEYS = ("verdict", "score", "rating", "label", "answer", "grade")
 
 
 class Template(BaseModel):
@@ -138,7 +139,7 @@ class Template(BaseModel):
             value = self.check_anchor(anchor)
             body = [fence("question", anchor.prompt), fence("response", anchor.response)]
             if anchor.explanation:
-                body.append(f"Why: {anchor.explanation}")
+                body.append(f"Why: {neutralise(anchor.explanation)}")
             blocks.append(
                 "<example>\n"
                 + "\n".join(body)
@@ -170,15 +171,16 @@ class Template(BaseModel):
 
     def read(self, text: str) -> tuple[float | str, str | None]:
         """(raw verdict or value, explanation) from a judge's answer; raises ValueError when none is found."""
-        data = find_json_object(text)
+        data = own_verdict(text, _VERDICT_KEYS, self.instruction)
         explanation = None
         if data is not None:
             explanation = data.get("explanation") if isinstance(data.get("explanation"), str) else None
-            for key in ("verdict", "score", "rating", "label", "answer", "grade"):
+            for key in _VERDICT_KEYS:
                 if key in data:
                     value = self._value_of(data[key])
                     if value is not None:
                         return value, explanation
+            raise ValueError(f"no {self._expected()} found in the judge's answer")
         value = self._value_of(text)
         if value is None:
             raise ValueError(f"no {self._expected()} found in the judge's answer")
@@ -314,13 +316,6 @@ def _json_schema(model: type[BaseModel]) -> dict[str, Any]:
 @functools.lru_cache(maxsize=256)
 def _schema_text(shape: _AnswerShape, explanations: bool) -> str:
     return json.dumps(_json_schema(_output_model(shape, explanations)), separators=(",", ":"))
-
-
-def fence(tag: str, text: str) -> str:
-    """Wrap text in <tag>...</tag>, neutralising any of our tags inside it so it cannot break out."""
-    for name in _TAGS:
-        text = text.replace(f"</{name}>", f"</ {name}>").replace(f"<{name}>", f"< {name}>")
-    return f"<{tag}>\n{text}\n</{tag}>"
 
 
 def _describe(error: Any) -> str:

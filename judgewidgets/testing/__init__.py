@@ -11,7 +11,8 @@ with OpenAITestServer(json_score(4), latency=0.05, faults=FaultPlan(rate_limit=0
 
 Directives in the last user message plant per-item behaviour: `[[reply:TEXT]]` answers exactly TEXT;
 `[[fault:KIND]]` always fails; `[[fault-once:KIND]]` fails the first time that exact request body is seen.
-KIND is `429`, `500`, `503`, `timeout`, `malformed`, `empty` (or a `FaultPlan` field name).
+KIND is `429`, `500`, `503`, `400`, `422`, `timeout`, `malformed`, `empty` (or a `FaultPlan` field name, e.g.
+`context_exceeded`, `content_policy`).
 """
 
 from ._faults import FaultKind, FaultPlan

@@ -34,6 +34,15 @@ _ERRORS: dict[str, tuple[int, str, str]] = {
     "overloaded": (503, "server_error", "overloaded"),
     "timeout": (504, "timeout", "timeout"),
     "responder_error": (500, "server_error", "responder_error"),
+    "context_exceeded": (400, "exceed_context_size_error", "context_length_exceeded"),
+    "content_policy": (400, "invalid_request_error", "content_policy_violation"),
+    "invalid_request": (422, "invalid_request_error", "invalid_value"),
+}
+# What real servers say for the faults the request itself causes (llama.cpp's server, OpenAI).
+_MESSAGES = {
+    "context_exceeded": "request (1383 tokens) exceeds the available context size (512 tokens), try increasing it",
+    "content_policy": "Your request was rejected as a result of our safety system (content_policy_violation).",
+    "invalid_request": "Invalid value for 'messages': the request could not be processed.",
 }
 
 
@@ -47,7 +56,15 @@ class ServerConfig:
     faults: FaultPlan = field(default_factory=FaultPlan)
     record: int = 100
     models: tuple[str, ...] = ("test",)
-    api_key: str | None = None  # when set, a chat request without `Authorization: Bearer <api_key>` gets a 401
+    api_key: str | None = None
+
+
+def presented_key(request: web.Request) -> str:
+    """The key a request carries: the bearer token of `Authorization`, else an `api-key` / `x-api-key` header."""
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and token:
+        return token.strip()
+    return request.headers.get("api-key") or request.headers.get("x-api-key") or ""
 
 
 class ChatService:
@@ -94,14 +111,6 @@ class ChatService:
         self.stats.record(request.path, recorded, "Authorization" in request.headers, 400, None)
         return web.Response(status=400, body=error_body(message, "invalid_request_error"), content_type=_JSON)
 
-    def _unauthorized(self, request: web.Request, body: dict[str, Any]) -> web.Response:
-        """OpenAI's answer to a missing or wrong key (the key sent is never recorded or echoed)."""
-        self.stats.record(request.path, body, "Authorization" in request.headers, 401, None)
-        message = "Incorrect API key provided. The OpenAITestServer was started with api_key=..."
-        return web.Response(
-            status=401, body=error_body(message, "invalid_request_error", "invalid_api_key"), content_type=_JSON
-        )
-
     async def chat(self, request: web.Request) -> web.Response:
         """Answer one chat completion request, or fail it as the fault plan or a directive says."""
         raw = await request.read()
@@ -113,8 +122,14 @@ class ChatService:
             return self._bad_request(request, body, "the request needs a `messages` list")
         if body.get("stream"):
             return self._bad_request(request, body, "OpenAITestServer does not stream; send stream=false")
-        if self.config.api_key is not None and request.headers.get("Authorization") != f"Bearer {self.config.api_key}":
-            return self._unauthorized(request, body)
+        if self.config.api_key is not None:
+            key = presented_key(request)
+            if key != self.config.api_key:
+                # As careless servers do: the key that was sent, in full, in the error message.
+                self.stats.record(request.path, body, bool(key), 401, None)
+                message = f"Incorrect API key provided: {key or '(none)'}."
+                body_401 = error_body(message, "invalid_request_error", "invalid_api_key")
+                return web.Response(status=401, body=body_401, content_type=_JSON)
 
         reply: str | None = None
         sticky: FaultKind | None = None
@@ -174,7 +189,7 @@ class ChatService:
         if fault == "rate_limit":
             after = self.config.faults.retry_after
             headers = {"retry-after": f"{after:g}", "retry-after-ms": str(round(after * 1000))}
-        message = content or f"injected {fault} fault ({status})"
+        message = content or _MESSAGES.get(fault) or f"injected {fault} fault ({status})"
         return web.Response(status=status, body=error_body(message, type_, code), headers=headers, content_type=_JSON)
 
 

@@ -15,7 +15,17 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = ["FAULT_KINDS", "FaultKind", "FaultPlan", "parse_directives"]
 
-FaultKind = Literal["rate_limit", "server_error", "timeout", "malformed", "empty", "overloaded"]
+FaultKind = Literal[
+    "rate_limit",
+    "server_error",
+    "timeout",
+    "malformed",
+    "empty",
+    "overloaded",
+    "context_exceeded",
+    "content_policy",
+    "invalid_request",
+]
 
 #: Every fault kind, in the order the plan's rates are laid end to end on [0, 1).
 FAULT_KINDS: tuple[FaultKind, ...] = (
@@ -25,6 +35,9 @@ FAULT_KINDS: tuple[FaultKind, ...] = (
     "malformed",
     "empty",
     "overloaded",
+    "context_exceeded",
+    "content_policy",
+    "invalid_request",
 )
 
 # What a directive may say after `fault:` / `fault-once:`: a status code or a kind's name.
@@ -32,6 +45,8 @@ _DIRECTIVE_FAULTS: dict[str, FaultKind] = {
     "429": "rate_limit",
     "500": "server_error",
     "503": "overloaded",
+    "400": "invalid_request",
+    "422": "invalid_request",
     **{kind: kind for kind in FAULT_KINDS},
 }
 _DIRECTIVE = re.compile(r"\[\[(reply|fault|fault-once):(.*?)\]\]", re.DOTALL)
@@ -48,6 +63,9 @@ class FaultPlan(BaseModel):
     malformed: float = Field(0.0, ge=0, le=1, description="200 whose body is not valid JSON")
     empty: float = Field(0.0, ge=0, le=1, description="200 with an empty content string")
     overloaded: float = Field(0.0, ge=0, le=1, description="503 Service Unavailable")
+    context_exceeded: float = Field(0.0, ge=0, le=1, description="400: the prompt exceeds the context size")
+    content_policy: float = Field(0.0, ge=0, le=1, description="400: refused under the content policy")
+    invalid_request: float = Field(0.0, ge=0, le=1, description="422: the request is invalid")
     seed: int = Field(0, description="the same seed fails the same requests")
     retry_after: float = Field(0.05, ge=0, description="seconds sent in `retry-after` on a 429")
     hang_seconds: float = Field(30.0, ge=0, description="how long a timeout fault keeps the client waiting")

@@ -62,9 +62,10 @@ class OpenAITestServer:
         faults: the seeded random fault plan; none by default. Directives in prompts work regardless.
         record: how many of the last requests `stats.requests` keeps.
         models: what `GET /v1/models` lists (any model name is accepted by the chat route).
-        api_key: when set, chat requests must send `Authorization: Bearer <api_key>`; others get a 401.
         spawn: serve from a child process instead of a background thread.
         port: 0 lets the OS pick a free one.
+        api_key: when given, a request carrying another key (bearer token, `api-key` or `x-api-key` header) gets
+            a 401 whose message repeats the key it sent, in full: a server that leaks what a client must hide.
         """
         if latency < 0 or jitter < 0:
             raise ValueError("latency and jitter must be >= 0")

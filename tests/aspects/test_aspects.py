@@ -31,7 +31,7 @@ def per_aspect(scores: dict[str, int], fail: set[str] = frozenset()):  # type: i
     def reply(request, attempt):  # type: ignore[no-untyped-def]
         name = aspect_of(request)
         if name in fail:
-            raise CallFailure("server down", status_code=400)
+            raise CallFailure("server down", status_code=404)
         return json.dumps({"explanation": f"{name} looks {scores[name]}", "score": scores[name]})
 
     return reply

@@ -20,7 +20,7 @@ from judgewidgets import distributed  # noqa: E402
 from judgewidgets.testing import OpenAITestServer  # noqa: E402
 from tests.fakes import schema_aware  # noqa: E402
 
-from .judges import KillOnceJudge, LengthJudge  # noqa: E402
+from .judges import KillOnceJudge, LengthJudge, SigkillOnceJudge  # noqa: E402
 
 _REPO = str(Path(__file__).resolve().parents[2])
 _STARTS = 3  # Ray's raylet gives its agents a fixed 15 s to start; a loaded machine can miss that (ray#65983)
@@ -106,8 +106,9 @@ def model_judges(server: OpenAITestServer, cache: object) -> list[jw.LLMJudge]:
     ]
 
 
+@pytest.mark.parametrize("killer", [KillOnceJudge, SigkillOnceJudge], ids=["exit-after-flush", "sigkill"])
 def test_result_equals_single_process_run_when_a_worker_dies(
-    cluster: None, server: OpenAITestServer, tmp_path: Path
+    cluster: None, server: OpenAITestServer, tmp_path: Path, killer: type[KillOnceJudge]
 ) -> None:
     frame = data()
     reference = jw.LLMPanel([*model_judges(server, False), LengthJudge("killer")])
@@ -117,7 +118,7 @@ def test_result_equals_single_process_run_when_a_worker_dies(
 
     marker = tmp_path / "killed"
     cache = str(tmp_path / "shared" / "calls.sqlite")  # one SQLite file, one connection per worker
-    panel = jw.LLMPanel([*model_judges(server, cache), KillOnceJudge(marker)])
+    panel = jw.LLMPanel([*model_judges(server, cache), killer(marker)])
     server.reset_stats()
     out = tmp_path / "out"
     runner = distributed.RayRunner(workers=2)

@@ -52,3 +52,30 @@ def test_two_caches_share_one_file_from_threads(tmp_path: Path) -> None:
     for t in threads:
         t.join()
     assert len(CallCache(path)) == 400
+
+
+def test_key_is_the_digest_of_the_whole_request_so_old_caches_keep_working() -> None:
+    """The key is computed piece by piece with shared parts encoded once; it must stay the digest that earlier
+    versions stored answers under, the SHA-256 of the request's sorted JSON."""
+    import hashlib
+    import json
+
+    from judgewidgets.engine._request import SECRET_KWARGS, TRANSPORT_KWARGS
+
+    def reference(request: ChatRequest) -> str:
+        params = {k: v for k, v in request.params.items() if k not in TRANSPORT_KWARGS | SECRET_KWARGS}
+        material = {"model": request.model, "messages": request.messages, "params": params, "sample": request.sample}
+        return hashlib.sha256(
+            json.dumps(material, sort_keys=True, default=str, ensure_ascii=False).encode()
+        ).hexdigest()
+
+    system = {"role": "system", "content": "Judge strictly. " * 40 + "é ✓"}
+    params = {"temperature": 0.0, "api_key": "sk-x", "response_format": {"type": "json_schema", "b": [1, 2.5, None]}}
+    requests = [
+        ChatRequest("openai/x", (system, {"role": "user", "content": f"question {i} — ünïcode"}), params, i)
+        for i in range(5)
+    ]
+    requests.append(ChatRequest("m", ({"role": "user", "content": [{"type": "text", "text": "parts"}]},)))
+    requests.append(ChatRequest("m", ({"role": "user", "content": "x" * 300, "name": "n"},), {"seed": 3}))
+    for request in requests:
+        assert request.cache_key() == reference(request)

@@ -35,7 +35,7 @@ def likert(scores: dict[str, int | None]) -> jw.LLMJudge:
     def reply(request, attempt):  # type: ignore[no-untyped-def]
         response = re.search(r"<response>\n(.*?)\n</response>", user_text(request), re.S).group(1)
         if scores[response] is None:
-            raise CallFailure("provider down", status_code=400)
+            raise CallFailure("provider down", status_code=404)
         return json.dumps({"score": scores[response]})
 
     # no cache: two fake judges of the same model would otherwise share their answers

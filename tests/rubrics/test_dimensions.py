@@ -129,7 +129,7 @@ def test_unassessed_and_failed_dimensions_are_left_out_of_the_percentages() -> N
     report = LeveledRubric(dims).grade("x", grader=judge(reply))
     by_name = {d.name: d for d in report.dimensions}
     assert by_name["clarity"].level is None and by_name["clarity"].score is None
-    assert by_name["tone"].level is None and "infrastructure" in by_name["tone"].error
+    assert by_name["tone"].level is None and by_name["tone"].error.startswith("input: ")  # a 400: refused as given
     assert report.weighted_percent == 100.0 and report.raw_percent == 100.0  # only accuracy counts
 
 

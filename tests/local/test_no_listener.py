@@ -1,0 +1,89 @@
+"""The embedded judge opens no network listener: after a local judgment the process listens on no TCP or UDP port,
+and the one socket llama.cpp's built-in HTTP server insists on is a Unix socket in a folder only this user can
+enter, which refuses a request without its never-kept API key."""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+from pathlib import Path
+
+import pytest
+
+import judgewidgets as jw
+from judgewidgets._errors import LocalModelError
+from judgewidgets.local._weights import chunk_paths
+
+pytest.importorskip("xllamacpp")
+try:
+    chunk_paths()
+except LocalModelError:
+    pytest.skip("the embedded judge's weights are not installed", allow_module_level=True)
+
+pytestmark = pytest.mark.local_model
+
+
+def _socket_inodes() -> set[str]:
+    """Inodes of the sockets this process holds open."""
+    inodes = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    return inodes
+
+
+def _network_listeners(mine: set[str]) -> list[str]:
+    """This process's listening TCP sockets and bound UDP sockets, as `proto local-address`."""
+    found = []
+    for proto, listening in (("tcp", "0A"), ("tcp6", "0A"), ("udp", "07"), ("udp6", "07")):
+        with open(f"/proc/net/{proto}") as table:
+            for line in table.readlines()[1:]:
+                fields = line.split()
+                if fields[3] == listening and fields[9] in mine:
+                    found.append(f"{proto} {fields[1]}")
+    return found
+
+
+def _unix_listeners(mine: set[str]) -> list[str]:
+    """Paths of this process's listening Unix sockets."""
+    paths = []
+    with open("/proc/net/unix") as table:
+        for line in table.readlines()[1:]:
+            fields = line.split()
+            if fields[3] == "00010000" and fields[6] in mine and len(fields) > 7:  # __SO_ACCEPTCON: listening
+                paths.append(fields[7])
+    return paths
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads Linux's /proc/net tables")
+def test_a_local_judgment_opens_no_network_listener() -> None:
+    before = _socket_inodes()
+    result = jw.LLMJudge("local", cache=False).score(["What is 2 + 2?"], ["4"], progress=False)
+    assert result.votes[0].error is None, result.votes[0].error
+    mine = _socket_inodes()
+    assert _network_listeners(mine) == [], "the process listens on a network port"
+    added = [p for p in _unix_listeners(mine) if p not in _unix_listeners(before)]
+    assert len(added) == 1 and added[0].endswith("llama.sock"), added
+    folder = Path(added[0]).parent
+    mode = folder.stat()
+    assert stat.S_IMODE(mode.st_mode) == 0o700 and mode.st_uid == os.getuid()
+
+    # Even a process of this user that finds the socket cannot use the model without the key.
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+        client.settimeout(30)
+        client.connect(added[0])
+        body = b'{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 1}'
+        client.sendall(
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+            + f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+            + body
+        )
+        reply = b""
+        while chunk := client.recv(65536):
+            reply += chunk
+    assert reply.startswith(b"HTTP/1.1 401"), reply[:200]
