@@ -56,6 +56,8 @@ def failure_cause(error: str) -> str:
     kind, _, detail = error.partition(": ")
     if kind == "parse":
         return "answers could not be read as a score"
+    if kind == "input":
+        return "the provider refused the input as given (not an outage: change the text or the model)"
     if _KEY_MISSING.search(detail):
         return "API key missing"
     for needle, cause in _CAUSES:

@@ -103,3 +103,15 @@ def _private_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "cache"
     monkeypatch.setenv("JUDGEWIDGETS_CACHE_DIR", str(folder))
     return folder
+
+
+@pytest.fixture(autouse=True)
+def _altair_renderer() -> Iterator[None]:
+    """`%load_ext judgewidgets` switches altair's process-wide renderer (a file renderer in terminal IPython):
+    every test gets back the renderer it started with."""
+    import altair as alt
+
+    renderer = alt.renderers.active
+    yield
+    if alt.renderers.active != renderer:
+        alt.renderers.enable(renderer)

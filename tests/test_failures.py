@@ -63,3 +63,11 @@ def test_missing_key_variables_names_only_keys(monkeypatch: pytest.MonkeyPatch) 
     assert missing_key_variables("local") == []
     monkeypatch.delenv("OLLAMA_API_BASE", raising=False)
     assert missing_key_variables("ollama/llama3") == []  # its base URL has a working default
+
+
+def test_input_caused_failures_are_told_apart_from_outages() -> None:
+    from judgewidgets._failures import failure_cause
+
+    cause = failure_cause("input: BadRequestError: the prompt (5000 tokens) exceeds the context (4096); shorten it")
+    assert "not an outage" in cause and "refused the input" in cause
+    assert failure_cause("infrastructure: APIConnectionError: Connection refused") == "connection refused"

@@ -63,7 +63,12 @@ def test_a_judge_answer_with_a_lone_surrogate_costs_one_row(transport: str) -> N
 
     with OpenAITestServer(_answer_with_a_lone_surrogate) as server:
         judge = jw.LLMJudge(
-            "openai/test", api_base=server.base_url, api_key="sk-test", transport=transport, retry=jw.RetryPolicy(0)
+            "openai/test",
+            api_base=server.base_url,
+            api_key="sk-test",
+            transport=transport,
+            retry=jw.RetryPolicy(0),
+            probability_weighted=False,
         )
         result = judge.score(["q1", "q2", "q3"], ["a", "bad", "c"], progress=False)
     assert [v.score for v in result.votes][::2] == [0.75, 0.75]

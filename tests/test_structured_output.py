@@ -152,9 +152,10 @@ def test_cli_with_the_endpoint_in_the_environment(
     rows = {"prompt": ["What is the capital of France?", "What is 7 * 8?"], "response": ["Paris.", "56."]}
     pd.DataFrame(rows).to_csv(source, index=False)
     server.reset_stats()
-    assert main(["score", str(source), "--judge", "openai/test", "-o", str(out), "--no-cache", "--quiet"]) == 0
+    # Every row failed, so the command fails (exit 1), and the output has NaN, not 0.0.
+    assert main(["score", str(source), "--judge", "openai/test", "-o", str(out), "--no-cache", "--quiet"]) == 1
     table = pd.read_csv(out)
-    assert table["judge_1"].isna().all(), table["judge_1"].tolist()  # not 0.0
-    printed = capsys.readouterr().out
-    assert "2 vote(s) failed" in printed and "2 parse" in printed
+    assert table["openai/test"].isna().all(), table["openai/test"].tolist()
+    printed = capsys.readouterr().err
+    assert "2 of 2 calls failed: answers could not be read" in printed
     assert _asked_for_structured_output(server)

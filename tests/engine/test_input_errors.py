@@ -23,7 +23,13 @@ def server() -> Iterator[OpenAITestServer]:
 
 def _judge(server: OpenAITestServer, transport: str) -> jw.LLMJudge:
     return jw.LLMJudge(
-        "openai/test", api_base=server.base_url, api_key="sk-test", retry=FAST, transport=transport, cache=False
+        "openai/test",
+        api_base=server.base_url,
+        api_key="sk-test",
+        retry=FAST,
+        transport=transport,
+        cache=False,
+        probability_weighted=False,
     )
 
 

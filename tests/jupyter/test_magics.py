@@ -21,16 +21,13 @@ def server() -> Iterator[OpenAITestServer]:
 
 @pytest.fixture
 def ip(server: OpenAITestServer, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    import altair as alt
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    renderer = alt.renderers.active  # %load_ext changes altair's process-wide renderer: put it back after
     shell = InteractiveShell.instance()
     shell.run_line_magic("load_ext", "judgewidgets")
     shell.run_line_magic("judge_config", f"--judges openai/a,openai/b --template likert --api-base {server.base_url}")
     yield shell
     shell.run_line_magic("judge_config", "--api-base ''")
-    alt.renderers.enable(renderer)
 
 
 CELL = """prompt: What is the capital of Australia?

