@@ -52,6 +52,7 @@ class CallSession:
         self._limits: dict[str, asyncio.Semaphore] = {}
         self._transports: dict[Hashable, Transport] = {}
         self._rng = rng or random.Random()
+        self._in_flight: dict[str, asyncio.Future[Completion]] = {}
         self.caches: set[CallCache] = set()
 
     def transport(self, transport: Transport) -> Transport:
@@ -87,13 +88,38 @@ class CallSession:
                 raise JudgeCallError(f"the call cache {cache.path} cannot be read: {exc!r}", attempts=0) from None
             if hit is not None:
                 return hit
+            return await self._once(request, settings, secrets, cache)
         async with self._limit(request.model, settings.max_concurrency):
-            completion = await self._attempts(request, settings, secrets)
-        if cache is not None:
-            try:
-                cache.put(request, completion)
-            except Exception as exc:  # a full disk: the answer is paid for, so the vote keeps it
-                logger.warning("the call cache %s could not keep an answer: %r", cache.path, exc)
+            return await self._attempts(request, settings, secrets)
+
+    async def _once(
+        self, request: ChatRequest, settings: CallSettings, secrets: list[str], cache: CallCache
+    ) -> Completion:
+        """A cached call made once however many ask for it at the same time: later askers share the answer
+        (as a cache hit: they pay nothing), so two identical requests in one run can never disagree."""
+        key = request.cache_key()
+        pending = self._in_flight.get(key)
+        if pending is not None:
+            return replace(await asyncio.shield(pending), cached=True)
+        future: asyncio.Future[Completion] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(lambda f: f.cancelled() or f.exception())  # no "never retrieved" warnings
+        self._in_flight[key] = future
+        try:
+            async with self._limit(request.model, settings.max_concurrency):
+                completion = await self._attempts(request, settings, secrets)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        except BaseException as exc:
+            future.set_exception(exc)
+            raise
+        finally:
+            del self._in_flight[key]
+        future.set_result(completion)
+        try:
+            cache.put(request, completion)
+        except Exception as exc:  # a full disk: the answer is paid for, so the vote keeps it
+            logger.warning("the call cache %s could not keep an answer: %r", cache.path, exc)
         return completion
 
     async def _attempts(self, request: ChatRequest, settings: CallSettings, secrets: list[str]) -> Completion:

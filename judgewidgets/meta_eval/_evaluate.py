@@ -27,7 +27,7 @@ from ..datasets import LLMBAR_SUBSETS, llmbar, pandalm
 from ..datasets._load import subset_name
 from ..engine import CallSession
 from ..pairwise._judge import PairwiseComparer
-from ..pairwise._records import PairItem, decide, pointwise_probabilities
+from ..pairwise._records import PairItem, a_better, decide, pointwise_probabilities
 from ..pairwise._scales import swap_slot
 from ._published import published
 
@@ -245,8 +245,7 @@ async def _pointwise(
             outcomes.append((None, None, a[3] or b[3]))
             continue
         if a[1] is not None and b[1] is not None:
-            p = pointwise_probabilities(a[1], b[1], judge.template.option_values())
-            p_a = p["A"] + p["tie"] / 2
+            p_a = a_better(pointwise_probabilities(a[1], b[1], judge.template.option_values()))
         else:
             p_a = 1.0 if a[0] > b[0] else 0.0 if a[0] < b[0] else 0.5
         winner, _ = decide(p_a, 0.0)

@@ -590,7 +590,7 @@ def _pointwise_outcome(
         winner: Winner = "A" if diff > 0 else "B" if diff < 0 else "tie"
         return winner, None, fallback or "the scores have no distribution over a few answers"
     probabilities = pointwise_probabilities(dist_a, dist_b, values)
-    lead = probabilities["A"] - probabilities["B"]
+    lead = probabilities.get("A", 0.0) - probabilities.get("B", 0.0)
     return ("A" if lead > 0 else "B" if lead < 0 else "tie"), probabilities, fallback
 
 

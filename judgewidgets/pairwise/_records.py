@@ -70,7 +70,7 @@ def combine(first: Slot | None, second: Slot | None) -> tuple[Winner | None, boo
     return "tie", False
 
 
-def _a_better(probabilities: dict[str, float]) -> float:
+def a_better(probabilities: dict[str, float]) -> float:
     """P(a better) with a tie's probability split evenly."""
     return probabilities.get("A", 0.0) + probabilities.get("tie", 0.0) / 2
 
@@ -86,13 +86,20 @@ def decide(p_a_better: float, tie_margin: float) -> tuple[Winner, float]:
 def pointwise_probabilities(
     dist_a: dict[str, float], dist_b: dict[str, float], values: dict[str, float]
 ) -> dict[str, float]:
-    """P(a's score > b's), P(b's > a's), P(equal) for independent score distributions over labelled answers."""
-    out = {"A": 0.0, "B": 0.0, "tie": 0.0}
+    """P(a better) 'A' and P(b better) 'B' from two independent score distributions over labelled answers:
+    the chance that one score beats the other, given that they differ (a confident judge gives most of its
+    mass to the same top score for two good answers, and what decides is where the rest goes). {'tie': 1}
+    when the scores cannot differ."""
+    wins = {"A": 0.0, "B": 0.0}
     for label_a, p_a in dist_a.items():
         for label_b, p_b in dist_b.items():
             diff = values[label_a] - values[label_b]
-            out["A" if diff > 0 else "B" if diff < 0 else "tie"] += p_a * p_b
-    return out
+            if diff:
+                wins["A" if diff > 0 else "B"] += p_a * p_b
+    total = wins["A"] + wins["B"]
+    if total <= 0:
+        return {"tie": 1.0}
+    return {"A": wins["A"] / total, "B": wins["B"] / total}
 
 
 class PairwiseResult(BaseModel):
@@ -151,7 +158,7 @@ class PairwiseResult(BaseModel):
         confidences = [v.confidence for v in verdicts if v.confidence is not None]
         p_a_better = None
         if all(v.probabilities for v in verdicts):
-            p_a_better = sum(_a_better(v.probabilities) for v in verdicts) / len(verdicts)  # type: ignore[arg-type]
+            p_a_better = sum(a_better(v.probabilities) for v in verdicts) / len(verdicts)  # type: ignore[arg-type]
             winner, confidence = decide(p_a_better, tie_margin)
         elif consistent is False:
             confidence: float | None = 0.0

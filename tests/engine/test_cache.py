@@ -79,3 +79,24 @@ def test_key_is_the_digest_of_the_whole_request_so_old_caches_keep_working() -> 
     requests.append(ChatRequest("m", ({"role": "user", "content": "x" * 300, "name": "n"},), {"seed": 3}))
     for request in requests:
         assert request.cache_key() == reference(request)
+
+
+async def test_identical_requests_in_flight_are_answered_once(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import asyncio
+
+    import judgewidgets as jw
+    from judgewidgets.engine import CallSession
+    from tests.fakes import ScriptedTransport
+
+    transport = ScriptedTransport(lambda r, a: '{"score": 4}', delay=0.05)
+    judge = jw.LLMJudge("openai/m", transport=transport, cache=jw.CallCache(tmp_path / "c.sqlite"))
+    items = jw._records.build_items(["q"] * 3, ["a"] * 3)
+    session = CallSession()
+    from judgewidgets._progress import make_progress
+
+    votes = await judge.ajudge(items, session, make_progress(False, 3, ""))
+    assert len(transport.requests) == 1  # three identical requests at once: one call
+    assert [v.cached for v in votes].count(False) == 1 and all(v.score == 0.75 for v in votes)
+    uncached = jw.LLMJudge("openai/m", transport=transport, cache=False)
+    await asyncio.gather(uncached.ajudge(items, CallSession(), make_progress(False, 3, "")))
+    assert len(transport.requests) == 4  # without a cache every request is made

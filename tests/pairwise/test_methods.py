@@ -107,10 +107,10 @@ def test_pointwise_method_scores_each_response_alone() -> None:
     transport = score_judge({"x": {"4": 0.5, "5": 0.5}, "y": {"4": 0.5, "3": 0.5}})
     judge = pairwise(transport, method="pointwise")
     result = judge.compare("q", "x", "y")
-    # P(x > y) = .5·1 + .5·.5 = .75; P(equal) = .5·.5 = .25; P(y > x) = 0
-    assert result.p_a_better == pytest.approx(0.75 + 0.25 / 2)
+    # P(x > y) = .5·1 + .5·.5 = .75, P(y > x) = 0: given that the scores differ, x is better for certain
+    assert result.p_a_better == pytest.approx(1.0)
     assert result.winner == "A" and result.consistent is True
-    assert result.verdicts[0].probabilities == pytest.approx({"A": 0.75, "B": 0.0, "tie": 0.25})
+    assert result.verdicts[0].probabilities == pytest.approx({"A": 1.0, "B": 0.0})
     assert len(transport.requests) == 2  # one call per response, none per order
     mirrored = judge.compare("q", "y", "x")
     assert mirrored.winner == "B" and mirrored.p_a_better == pytest.approx(1 - result.p_a_better)
@@ -150,3 +150,17 @@ def test_position_bias_of_a_debiased_method() -> None:
     assert table.loc[0, "winner"] == "A" and table.loc[0, "p_a_better"] == pytest.approx(0.65)
     bias = jw.position_bias(table)
     assert bias.loc[0, "first_slot_preference"] == 1.0  # the raw orders still show the slot bias
+
+
+def test_pointwise_decides_two_confident_scores_by_where_the_rest_of_the_mass_goes() -> None:
+    # Both answers are most likely a 5; x's remaining mass sits on 4, y's on 2: x is the better one.
+    transport = score_judge({"x": {"5": 0.9, "4": 0.1}, "y": {"5": 0.9, "2": 0.1}})
+    result = pairwise(transport, method="pointwise").compare("q", "x", "y")
+    # P(x > y) = .9·.1 + .1·.1 = .10; P(y > x) = .1·.9 = .09
+    assert result.winner == "A" and result.p_a_better == pytest.approx(0.10 / 0.19)
+
+
+def test_identical_point_scores_tie() -> None:
+    transport = ScriptedTransport(lambda r, a: '{"score": 4}')
+    result = pairwise(transport, method="pointwise").compare("q", "x", "y")
+    assert result.winner == "tie" and result.p_a_better == pytest.approx(0.5)
