@@ -136,7 +136,7 @@ class PairwiseJudge:
         *,
         method: PairwiseMethod | None = None,
         tie_margin: float = DEFAULT_TIE_MARGIN,
-        pointwise_template: str | Template = "likert",
+        pointwise_template: str | Template = "follows_instruction",
         instruction: str | None = None,
         structured_output: bool | None = None,
         prefill: bool | None = None,

@@ -34,6 +34,11 @@ class Template(BaseModel):
     integer: bool = True
     aliases: dict[str, str] = Field(default_factory=dict, description="extra phrases that mean a choice label")
     score_description: str | None = None
+    question: str | None = Field(
+        None,
+        description="asked once more after the material, where a small model reads it last (the instructions stay "
+        "first, so a server's prompt cache reuses them)",
+    )
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -117,6 +122,8 @@ class Template(BaseModel):
         parts.append(fence("response", response))
         if reference:
             parts.append(fence("reference", reference))
+        if self.question:
+            parts.append(self.question)
         messages = ({"role": "system", "content": system}, {"role": "user", "content": "\n".join(parts)})
         if prefill:
             messages += ({"role": "assistant", "content": self.answer_prefill()},)

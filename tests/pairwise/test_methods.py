@@ -105,7 +105,7 @@ def score_judge(scores: dict[str, dict[str, float]]) -> ScriptedTransport:
 
 def test_pointwise_method_scores_each_response_alone() -> None:
     transport = score_judge({"x": {"4": 0.5, "5": 0.5}, "y": {"4": 0.5, "3": 0.5}})
-    judge = pairwise(transport, method="pointwise")
+    judge = pairwise(transport, method="pointwise", pointwise_template="likert")
     result = judge.compare("q", "x", "y")
     # P(x > y) = .5·1 + .5·.5 = .75, P(y > x) = 0: given that the scores differ, x is better for certain
     assert result.p_a_better == pytest.approx(1.0)
@@ -119,7 +119,7 @@ def test_pointwise_method_scores_each_response_alone() -> None:
 
 def test_pointwise_without_logprobs_compares_the_answers() -> None:
     transport = ScriptedTransport(lambda r, a: '{"score": 5}' if "<response>\nx\n" in user_text(r) else '{"score": 2}')
-    result = pairwise(transport, method="pointwise").compare("q", "x", "y")
+    result = pairwise(transport, method="pointwise", pointwise_template="likert").compare("q", "x", "y")
     assert result.winner == "A" and result.confidence == 1.0
 
 
@@ -155,12 +155,12 @@ def test_position_bias_of_a_debiased_method() -> None:
 def test_pointwise_decides_two_confident_scores_by_where_the_rest_of_the_mass_goes() -> None:
     # Both answers are most likely a 5; x's remaining mass sits on 4, y's on 2: x is the better one.
     transport = score_judge({"x": {"5": 0.9, "4": 0.1}, "y": {"5": 0.9, "2": 0.1}})
-    result = pairwise(transport, method="pointwise").compare("q", "x", "y")
+    result = pairwise(transport, method="pointwise", pointwise_template="likert").compare("q", "x", "y")
     # P(x > y) = .9·.1 + .1·.1 = .10; P(y > x) = .1·.9 = .09
     assert result.winner == "A" and result.p_a_better == pytest.approx(0.10 / 0.19)
 
 
 def test_identical_point_scores_tie() -> None:
     transport = ScriptedTransport(lambda r, a: '{"score": 4}')
-    result = pairwise(transport, method="pointwise").compare("q", "x", "y")
+    result = pairwise(transport, method="pointwise", pointwise_template="likert").compare("q", "x", "y")
     assert result.winner == "tie" and result.p_a_better == pytest.approx(0.5)

@@ -138,3 +138,11 @@ def test_reference_and_context_are_fenced_when_given() -> None:
     assert "<reference>\nGold.\n</reference>" in user["content"]
     assert user["content"].startswith("<context>")
     assert "reference" in system["content"]
+
+
+def test_a_templates_question_comes_after_the_material() -> None:
+    template = jw.Template(name="q", instruction="Judge it.", choices={"yes": 1, "no": 0}, question="Is it right?")
+    system, user, prefill = template.messages("What is 2+2?", "4", prefill=True)
+    assert user["content"].endswith("</response>\nIs it right?")
+    assert "Judge it." in system["content"] and prefill == {"role": "assistant", "content": '{"verdict": "'}
+    assert jw.templates.get_template("follows_instruction").answer_prefill() == '{"verdict": "'
