@@ -321,7 +321,7 @@ llmbar = jw.datasets.llmbar("Natural")
 length = llmbar[["question", "response_a", "response_b"]].apply(lambda c: c.str.len()).sum(axis=1)
 pairs = llmbar[length < 400].head(8)
 compared = judge.compare_many(pairs)
-compared[["winner", "p_a_better", "confidence", "label"]]
+compared[["winner", "p_a_better", "confidence", "label", "error"]]
 """),
         code("""
 print("accuracy:", (compared["winner"] == compared["label"]).mean())
