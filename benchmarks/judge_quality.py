@@ -39,18 +39,22 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--subsets", default=None, help="comma-separated LLMBar subsets (default: all five)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--pointwise-template", default=None, help="template of the pointwise method")
+    parser.add_argument("--tie-margin", type=float, default=None, help="the judges' tie margin (default: theirs)")
     parser.add_argument("--fresh", action="store_true", help="a new, empty call cache (cold timings)")
     return parser.parse_args()
 
 
-def judge_for(method: str, cache: bool | str, template: str | None) -> jw.PairwiseJudge:
-    options = {"pointwise_template": template} if template and method == "pointwise" else {}
+def judge_for(method: str, cache: bool | str, template: str | None, tie_margin: float | None) -> jw.PairwiseJudge:
+    options: dict[str, object] = {"pointwise_template": template} if template and method == "pointwise" else {}
     suffix = f", {template}" if options else ""
+    if tie_margin is not None:
+        options["tie_margin"] = tie_margin
+        suffix += f", tie margin {tie_margin:g}"
     return jw.PairwiseJudge("local", method=method, name=f"local ({method}{suffix})", cache=cache, **options)
 
 
 def run(method: str, args: argparse.Namespace, cache: bool | str) -> tuple[jw.MetaEvaluation, float]:
-    judge = judge_for(method, cache, args.pointwise_template)
+    judge = judge_for(method, cache, args.pointwise_template, args.tie_margin)
     subsets = args.subsets.split(",") if args.subsets else None
     started = time.perf_counter()
     reports = [jw.meta_evaluate(judge, "llmbar", subsets=subsets, n=args.n, seed=args.seed, progress=False)]
