@@ -44,12 +44,12 @@ CLEAR = ("What is the capital of France?", "The capital of France is Paris.", "T
 
 @pytest.mark.parametrize("method", ["probability", "pointwise"])
 def test_each_probability_method_picks_the_right_answer_in_either_order(method: str) -> None:
-    judge = PairwiseJudge("local", method=method, cache=False)
+    judge = PairwiseJudge("local", method=method)  # a private per-test cache: the mirrored pair reuses its calls
     question, right, wrong = CLEAR
     forward, backward = judge.compare(question, right, wrong), judge.compare(question, wrong, right)
     assert (forward.winner, backward.winner) == ("A", "B")
     assert forward.p_a_better is not None and forward.p_a_better > 0.5 and forward.confidence > 0.5
-    assert forward.p_a_better == pytest.approx(1 - backward.p_a_better, abs=1e-6)
+    assert forward.p_a_better == pytest.approx(1 - backward.p_a_better, abs=1e-9)
     assert all(v.probabilities is not None and v.fallback is None for v in forward.verdicts)
 
 
