@@ -7,21 +7,12 @@ import json
 import os
 import time
 
-import pytest
-
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from judgewidgets._errors import LocalModelError
 from judgewidgets.local import ensure_registered, to_litellm_model
-from judgewidgets.local._weights import chunk_paths
+from tests.local_model import require_local_model
 
-pytest.importorskip("xllamacpp")
-try:
-    chunk_paths()
-except LocalModelError:
-    pytest.skip("the embedded judge's weights are not installed", allow_module_level=True)
-
-pytestmark = pytest.mark.local_model
+pytestmark = require_local_model()
 
 LIKERT_SYSTEM = (
     "You are a strict grader. Rate the response to the question on a 1-5 Likert scale, where 1 means wrong "

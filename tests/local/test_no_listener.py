@@ -12,16 +12,9 @@ from pathlib import Path
 import pytest
 
 import judgewidgets as jw
-from judgewidgets._errors import LocalModelError
-from judgewidgets.local._weights import chunk_paths
+from tests.local_model import require_local_model
 
-pytest.importorskip("xllamacpp")
-try:
-    chunk_paths()
-except LocalModelError:
-    pytest.skip("the embedded judge's weights are not installed", allow_module_level=True)
-
-pytestmark = pytest.mark.local_model
+pytestmark = require_local_model()
 
 
 def _socket_inodes() -> set[str]:

@@ -5,19 +5,11 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from judgewidgets._errors import LocalModelError
 from judgewidgets.pairwise import PairwiseJudge, position_bias
 from tests.datasets import llmbar_natural
+from tests.local_model import require_local_model
 
-pytest.importorskip("xllamacpp")
-try:
-    from judgewidgets.local._weights import chunk_paths
-
-    chunk_paths()
-except LocalModelError:
-    pytest.skip("the embedded judge's weights are not installed", allow_module_level=True)
-
-pytestmark = pytest.mark.local_model
+pytestmark = require_local_model()
 
 
 def test_local_judge_on_a_natural_slice_reports_accuracy_and_consistency() -> None:
