@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from ._errors import JudgeCallError
 from .engine import CallSession, CallSettings, ChatRequest, Completion
@@ -38,6 +38,11 @@ class Answer(Generic[T]):
     attempts: int = 0
     completion: Completion | None = None
     prefill: str = ""
+
+    @property
+    def logprobs(self) -> list[dict[str, Any]] | None:
+        """The token logprobs of the last completion (None when it has none or no call answered)."""
+        return self.completion.logprobs if self.completion is not None else None
 
     def _add(self, completion: Completion, prefill: str) -> None:
         self.completion = completion

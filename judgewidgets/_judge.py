@@ -361,10 +361,9 @@ def read_probabilities(template: Template, answer: Answer[Any]) -> ProbabilityRe
     """The judge's probabilities over the template's answers in `answer`, or why they are not there."""
     if not template.probability_readable():
         return ProbabilityReading(fallback="the template's answers cannot be told apart by one token")
-    logprobs = answer.completion.logprobs if answer.completion is not None else None
-    if not logprobs:
+    if not answer.logprobs:
         return ProbabilityReading(fallback="the model returned no logprobs")
-    found = template.answer_probabilities(logprobs, answer.prefill)
+    found = template.answer_probabilities(answer.logprobs, answer.prefill)
     if found is None:
         return ProbabilityReading(fallback="no answer among the alternatives at the answer's token")
     probabilities, _coverage = found

@@ -21,6 +21,7 @@ __all__ = [
     "answer_probabilities",
     "expected_value",
     "label_probabilities",
+    "prefix_free",
     "stream_text",
     "unique_prefix",
     "value_alternatives",
@@ -105,6 +106,11 @@ def answer_probabilities(
 def expected_value(probabilities: Mapping[str, float], values: Mapping[str, float]) -> float:
     """Σ p(answer) · value(answer)."""
     return float(sum(p * values[answer] for answer, p in probabilities.items()))
+
+
+def prefix_free(labels: Sequence[str]) -> bool:
+    """Whether no label starts another ("1" starts "10"), so one token can tell them apart."""
+    return not any(a != b and b.lower().startswith(a.lower()) for a in labels for b in labels)
 
 
 def unique_prefix(text: str, labels: Sequence[str]) -> str | None:

@@ -395,8 +395,7 @@ class PairwiseJudge:
 
     def slot_probabilities(self, answer: Answer[Any]) -> dict[str, float] | None:
         """P(A), P(B), P(tie) in the slots as shown, read at the verdict token; None without logprobs."""
-        logprobs = answer.completion.logprobs if answer.completion is not None else None
-        return label_probabilities(logprobs, "verdict", list(AB_TIE.labels), answer.prefill)
+        return label_probabilities(answer.logprobs, "verdict", list(AB_TIE.labels), answer.prefill)
 
     # --- comparing -------------------------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ import pandas as pd
 from .._ask import Answer, ask
 from .._errors import ConfigurationError, InputError
 from .._judge import LLMJudge
-from .._probabilities import label_probabilities
+from .._probabilities import label_probabilities, prefix_free
 from .._progress import Progress, counted, make_progress
 from .._records import _as_text_list, check_encodable
 from .._runner import run_sync
@@ -403,10 +403,9 @@ class CriterionGrader:
 def _probabilities(answer: Answer[Any], key: str, labels: list[str]) -> dict[str, float] | None:
     """The judge's probability of each answer at the `key` value's token; None without logprobs (or when the
     labels share a first token: options 1 and 10)."""
-    if any(a != b and b.lower().startswith(a.lower()) for a in labels for b in labels):
+    if not prefix_free(labels):
         return None
-    logprobs = answer.completion.logprobs if answer.completion is not None else None
-    return label_probabilities(logprobs, key, labels, answer.prefill)
+    return label_probabilities(answer.logprobs, key, labels, answer.prefill)
 
 
 def _worst_value(criterion: Criterion) -> float:

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from .._errors import ConfigurationError
 from .._fence import fence, neutralise
-from .._probabilities import Logprobs, answer_probabilities, unique_prefix, value_alternatives
+from .._probabilities import Logprobs, answer_probabilities, prefix_free, unique_prefix, value_alternatives
 from ._parse import first_number, match_label, own_verdict
 
 _VERDICT_KEYS = ("verdict", "score", "rating", "label", "answer", "grade")
@@ -256,7 +256,7 @@ class Template(BaseModel):
             return False
         if self.choices is not None:
             return True
-        return not any(a != b and b.startswith(a) for a in options for b in options)
+        return prefix_free(list(options))
 
     def _option_named(self, options: dict[str, float], text: str) -> str | None:
         """The one answer a token's text starts (choices) or is (numbers); None when ambiguous or none."""

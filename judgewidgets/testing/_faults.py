@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -28,17 +28,7 @@ FaultKind = Literal[
 ]
 
 #: Every fault kind, in the order the plan's rates are laid end to end on [0, 1).
-FAULT_KINDS: tuple[FaultKind, ...] = (
-    "rate_limit",
-    "server_error",
-    "timeout",
-    "malformed",
-    "empty",
-    "overloaded",
-    "context_exceeded",
-    "content_policy",
-    "invalid_request",
-)
+FAULT_KINDS: tuple[FaultKind, ...] = get_args(FaultKind)
 
 # What a directive may say after `fault:` / `fault-once:`: a status code or a kind's name.
 _DIRECTIVE_FAULTS: dict[str, FaultKind] = {
