@@ -6,6 +6,7 @@ import asyncio
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -47,11 +48,15 @@ def bench_panel(
     retry: jw.RetryPolicy | None = None,
     cache: str | bool = False,
 ) -> jw.LLMPanel:
-    """Three likert judges on the test server; no cache unless `cache` names a file (every call is made)."""
+    """Three likert judges on the test server; no cache unless `cache` names a file (every call is made).
+
+    Each judge names its own model, as a real panel does: three judges sending identical requests would be
+    answered once (the engine shares identical cached requests in flight), which is not the work measured here.
+    """
     return jw.LLMPanel(
         [
             jw.LLMJudge(
-                MODEL,
+                f"{MODEL}-{name}",
                 name=name,
                 template="likert",
                 api_base=base_url,
@@ -66,21 +71,33 @@ def bench_panel(
     )
 
 
+def judge_requests() -> Callable[[str, str], dict[str, Any]]:
+    """The body our panel's judges send for an item (messages and every parameter, logprobs included), so the
+    floors do the same work as the panel they are compared with."""
+    judge = bench_panel("http://127.0.0.1:1/v1", 1).judges[0]
+    sent = {k: v for k, v in judge.request_params().items() if k not in ("api_base", "api_key")}
+    params = {"model": MODEL.removeprefix("openai/"), **sent}
+
+    def body(prompt: str, response: str) -> dict[str, Any]:
+        return {"messages": list(judge.template.messages(prompt, response, explanations=judge.explanations)), **params}
+
+    return body
+
+
 def litellm_call(base_url: str, concurrency: int) -> Callable[[str, str], Awaitable[str]]:
     """One judge request through bare `litellm.acompletion` (litellm's retries off), `concurrency` at a time."""
     import litellm
 
-    template = jw.templates.LIKERT
     limit = asyncio.Semaphore(concurrency)
+    judge_request = judge_requests()
 
     async def call(prompt: str, response: str) -> str:
+        body = judge_request(prompt, response)
         async with limit:
             reply = await litellm.acompletion(
-                model=MODEL,
-                messages=list(template.messages(prompt, response)),
+                **{**body, "model": MODEL},
                 api_base=base_url,
                 api_key="sk-bench",
-                temperature=0.0,
                 num_retries=0,
                 max_retries=0,
             )

@@ -17,7 +17,7 @@ from typing import Any
 from aiohttp import web
 
 from ._faults import FaultKind, FaultPlan, parse_directives
-from ._openai import MALFORMED_BODY, completion_body, error_body, models_body
+from ._openai import MALFORMED_BODY, LogprobsCache, completion_body, error_body, models_body
 from ._responders import Responder, last_user_text
 from ._stats import StatsRecorder
 
@@ -76,6 +76,7 @@ class ChatService:
         self._seen: dict[bytes, int] = {}
         self._rng = random.Random(config.faults.seed)
         self._next_id = 0
+        self._logprobs = LogprobsCache()
         self._needs_seen = config.faults.total_rate > 0
 
     def app(self) -> web.Application:
@@ -180,7 +181,7 @@ class ChatService:
     def _response(self, body: dict[str, Any], fault: str | None, content: str) -> web.Response:
         if fault is None or fault == "empty":
             self._next_id += 1
-            payload = completion_body(body, content, f"chatcmpl-test-{self._next_id}")
+            payload = completion_body(body, content, f"chatcmpl-test-{self._next_id}", logprobs=self._logprobs)
             return web.Response(body=payload, content_type=_JSON)
         if fault == "malformed":
             return web.Response(body=MALFORMED_BODY, content_type=_JSON)

@@ -10,7 +10,7 @@ from typing import Any
 
 from ._responders import content_text
 
-__all__ = ["completion_body", "error_body", "logprobs_content", "models_body", "word_count"]
+__all__ = ["LogprobsCache", "completion_body", "error_body", "logprobs_content", "models_body", "word_count"]
 
 # Digits stand alone (so a score is one token), a word keeps one leading space as in BPE vocabularies,
 # runs of other whitespace and each punctuation mark are tokens; the tokens join back to the content.
@@ -68,15 +68,43 @@ def logprobs_content(content: str, top_logprobs: int) -> list[dict[str, Any]]:
     return out
 
 
-def completion_body(body: dict[str, Any], content: str, completion_id: str, prompt_tokens: int | None = None) -> bytes:
-    """The JSON bytes of a `chat.completion` answering `body` with `content`."""
+class LogprobsCache:
+    """The JSON of `logprobs_content` per (content, top_logprobs), kept for the few answers a test server repeats:
+    building and encoding ~11 entries per token dominated the server's CPU under load."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self.size = size
+        self._json: dict[tuple[str, int], str] = {}
+
+    def json(self, content: str, top_logprobs: int) -> str:
+        key = (content, top_logprobs)
+        text = self._json.get(key)
+        if text is None:
+            if len(self._json) >= self.size:
+                self._json.clear()
+            text = json.dumps({"content": logprobs_content(content, top_logprobs), "refusal": None}, **_COMPACT)
+            self._json[key] = text
+        return text
+
+
+_COMPACT: dict[str, Any] = {"separators": (",", ":")}
+_SPLICE = "\x00logprobs\x00"
+
+
+def completion_body(
+    body: dict[str, Any],
+    content: str,
+    completion_id: str,
+    prompt_tokens: int | None = None,
+    logprobs: LogprobsCache | None = None,
+) -> bytes:
+    """The JSON bytes of a `chat.completion` answering `body` with `content` (logprobs when it asks for them)."""
     completion_tokens = len(content.split())
     if prompt_tokens is None:
         prompt_tokens = word_count(body)
-    logprobs = None
+    fragment = None
     if body.get("logprobs"):
-        top = body.get("top_logprobs") or 0
-        logprobs = {"content": logprobs_content(content, int(top)), "refusal": None}
+        fragment = (logprobs or LogprobsCache(0)).json(content, int(body.get("top_logprobs") or 0))
     payload = {
         "id": completion_id,
         "object": "chat.completion",
@@ -87,7 +115,7 @@ def completion_body(body: dict[str, Any], content: str, completion_id: str, prom
             {
                 "index": 0,
                 "message": {"role": "assistant", "content": content, "refusal": None},
-                "logprobs": logprobs,
+                "logprobs": _SPLICE if fragment is not None else None,
                 "finish_reason": "stop",
             }
         ],
@@ -97,7 +125,10 @@ def completion_body(body: dict[str, Any], content: str, completion_id: str, prom
             "total_tokens": prompt_tokens + completion_tokens,
         },
     }
-    return json.dumps(payload, separators=(",", ":")).encode()
+    text = json.dumps(payload, **_COMPACT)
+    if fragment is not None:
+        text = text.replace(json.dumps(_SPLICE), fragment, 1)
+    return text.encode()
 
 
 def error_body(message: str, type_: str, code: str | None = None) -> bytes:
