@@ -15,6 +15,13 @@ Aggregation = Literal["avg", "median", "min", "max", "weighted_avg"]
 AGGREGATIONS: tuple[str, ...] = ("avg", "median", "min", "max", "weighted_avg")
 
 
+def check_judge_weight(weight: object) -> float:
+    """One judge's weight, checked: a positive finite number."""
+    if isinstance(weight, bool) or not (isinstance(weight, (int, float)) and np.isfinite(weight) and weight > 0):
+        raise ConfigurationError(f"judge weight must be a positive finite number, got {weight!r}")
+    return float(weight)
+
+
 def check_weights(weights: Sequence[float], n_judges: int) -> list[float]:
     """Validated judge weights: one per judge, finite and positive."""
     weights = list(weights)

@@ -8,12 +8,14 @@ from typing import Any
 
 from ._errors import JudgeCallError
 from ._progress import Progress, counted
-from .engine import CallSession, CallSettings, ChatRequest
-from .engine._request import argument_secrets
+from .engine import Caller, CallSession, CallSettings
 
 
 class Generator:
-    """Answers prompts with one model; failures come back as (None, error) instead of raising."""
+    """Answers prompts with one model; failures come back as (None, error) instead of raising.
+
+    Calls go through a `Caller` (the embedded judge's call defaults included); `settings` replaces its call
+    settings."""
 
     def __init__(
         self,
@@ -23,11 +25,22 @@ class Generator:
         settings: CallSettings | None = None,
         **litellm_kwargs: Any,
     ) -> None:
-        self.model = model
+        self.caller = Caller(model, temperature=temperature, cache=False, **litellm_kwargs)
+        if settings is not None:
+            self.caller.settings = settings
         self.system_prompt = system_prompt
-        self.temperature = temperature
-        self.settings = settings or CallSettings()
-        self.litellm_kwargs = litellm_kwargs
+
+    @property
+    def model(self) -> str:
+        return self.caller.model
+
+    @property
+    def temperature(self) -> float:
+        return self.caller.temperature
+
+    @property
+    def settings(self) -> CallSettings:
+        return self.caller.settings
 
     def __repr__(self) -> str:
         return f"Generator(model={self.model!r}, temperature={self.temperature})"
@@ -35,15 +48,14 @@ class Generator:
     async def agenerate(
         self, prompts: Sequence[str], session: CallSession, progress: Progress
     ) -> list[tuple[str | None, str | None]]:
-        secrets = argument_secrets(self.litellm_kwargs)
-        params = {"temperature": self.temperature, **self.litellm_kwargs}
+        params = self.caller.request_params(probabilities=False)  # no schema, no logprobs: plain text
 
         async def one(prompt: str) -> tuple[str | None, str | None]:
             messages: tuple[dict[str, str], ...] = ({"role": "user", "content": prompt},)
             if self.system_prompt:
                 messages = ({"role": "system", "content": self.system_prompt}, *messages)
             try:
-                completion = await session.complete(ChatRequest(self.model, messages, params), self.settings, secrets)
+                completion = await self.caller.complete(session, messages, params)
             except JudgeCallError as exc:
                 return None, exc.recorded
             if not completion.content.strip():

@@ -8,36 +8,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from ._ask import Answer, ask
-from ._constants import (
-    DEFAULT_MAX_CONCURRENCY,
-    DEFAULT_REASKS,
-    DEFAULT_TIMEOUT_S,
-    LOCAL_MAX_CONCURRENCY,
-    LOCAL_TIMEOUT_S,
-    PREFILLED_MAX_TOKENS,
-    TOP_LOGPROBS,
-)
+from ._aggregate import check_judge_weight
+from ._constants import DEFAULT_REASKS
 from ._cost import CostEstimate, estimate_judge
-from ._errors import ConfigurationError
 from ._probabilities import expected_value
-from ._progress import Progress, counted, make_progress
+from ._progress import Progress, counted
 from ._records import Item, ScoreSource, Vote, build_items
 from ._results import JudgeResult
+from ._run import run_scope
 from ._runner import run_sync
-from .engine import (
-    CallCache,
-    CallSession,
-    CallSettings,
-    ChatRequest,
-    RetryPolicy,
-    Transport,
-    TransportChoice,
-    resolve_transport,
-)
-from .engine._litellm import check_model, is_local_model, supports_logprobs
-from .engine._openai_http import custom_base_url
-from .engine._request import argument_secrets, masked
+from .engine import Answer, CallCache, Caller, CallSession, CallSettings, RetryPolicy, Transport, TransportChoice
+from .engine._request import masked
 from .templates import Anchor, Template, get_template
 
 
@@ -49,17 +30,6 @@ class Judge(Protocol):
     weight: float
 
     async def ajudge(self, items: Sequence[Item], session: CallSession, progress: Progress) -> list[Vote]: ...
-
-
-def resolve_cache(cache: bool | str | CallCache | None) -> CallCache | None:
-    """`True` → the user cache file; a path → a cache there; `False`/None → no cache."""
-    if cache is True:
-        return CallCache()
-    if cache is False or cache is None:
-        return None
-    if isinstance(cache, CallCache):
-        return cache
-    return CallCache(cache)
 
 
 class LLMJudge:
@@ -104,43 +74,62 @@ class LLMJudge:
         anchors: Sequence[Anchor] = (),
         **litellm_kwargs: Any,
     ) -> None:
-        if not isinstance(model, str) or not model.strip():
-            raise ConfigurationError(f"model must be a non-empty model string, got {model!r}")
-        if not (isinstance(weight, (int, float)) and math.isfinite(weight) and weight > 0):
-            raise ConfigurationError(f"judge weight must be a positive finite number, got {weight!r}")
-        if not (isinstance(temperature, (int, float)) and temperature >= 0):
-            raise ConfigurationError(f"temperature must be >= 0, got {temperature!r}")
-        if reasks < 0:
-            raise ConfigurationError(f"reasks must be >= 0, got {reasks}")
-        self.model = model
-        local = is_local_model(model)
+        self.weight = check_judge_weight(weight)
+        self.caller = Caller(
+            model,
+            temperature=temperature,
+            structured_output=structured_output,
+            probability_weighted=probability_weighted,
+            prefill=prefill,
+            reasks=reasks,
+            timeout=timeout,
+            retry=retry,
+            max_concurrency=max_concurrency,
+            cache=cache,
+            transport=transport,
+            **litellm_kwargs,
+        )
         self.template = get_template(template)
         self.name = name
         self.explanations = bool(explanations)
-        self.temperature = float(temperature)
-        self.weight = float(weight)
-        self.probability_weighted = probability_weighted
-        self.prefill = prefill
-        self.structured_output = structured_output
-        self.reasks = reasks
         self.anchors = tuple(anchors)
         for anchor in self.anchors:
             self.template.check_anchor(anchor)
-        settings: dict[str, Any] = {
-            "retry": retry or RetryPolicy(),
-            "timeout": timeout if timeout is not None else (LOCAL_TIMEOUT_S if local else DEFAULT_TIMEOUT_S),
-            "max_concurrency": (
-                max_concurrency
-                if max_concurrency is not None
-                else (LOCAL_MAX_CONCURRENCY if local else DEFAULT_MAX_CONCURRENCY)
-            ),
-            "cache": resolve_cache(cache),
-            "transport": resolve_transport(transport),
-        }
-        self.settings = CallSettings(**settings)
-        self.litellm_kwargs = dict(litellm_kwargs)
+
+    @classmethod
+    def from_caller(
+        cls,
+        caller: Caller,
+        template: str | Template = "likert",
+        name: str | None = None,
+        explanations: bool = False,
+        weight: float = 1.0,
+        *,
+        anchors: Sequence[Anchor] = (),
+    ) -> LLMJudge:
+        """A judge that scores under `template` through an existing caller (its settings and cache shared)."""
+        judge = cls(template=template, name=name, explanations=explanations, weight=weight, anchors=anchors)
+        judge.caller = caller
+        return judge
 
     # --- configuration ---------------------------------------------------------------------------------------
+
+    @property
+    def model(self) -> str:
+        return self.caller.model
+
+    @property
+    def temperature(self) -> float:
+        return self.caller.temperature
+
+    @property
+    def settings(self) -> CallSettings:
+        """The call settings (timeout, concurrency, retries, cache, transport), held by the caller."""
+        return self.caller.settings
+
+    @property
+    def litellm_kwargs(self) -> dict[str, Any]:
+        return self.caller.litellm_kwargs
 
     def __repr__(self) -> str:
         extra = "".join(f", {k}={v!r}" for k, v in masked(self.litellm_kwargs).items())
@@ -152,23 +141,12 @@ class LLMJudge:
     def with_options(self, **changes: Any) -> LLMJudge:
         """A copy with some settings changed; the original is untouched."""
         current = {
-            "model": self.model,
             "template": self.template,
             "name": self.name,
             "explanations": self.explanations,
-            "temperature": self.temperature,
             "weight": self.weight,
-            "probability_weighted": self.probability_weighted,
-            "prefill": self.prefill,
-            "structured_output": self.structured_output,
-            "reasks": self.reasks,
-            "timeout": self.settings.timeout,
-            "retry": self.settings.retry,
-            "max_concurrency": self.settings.max_concurrency,
-            "cache": self.settings.cache,
-            "transport": self.settings.transport,
             "anchors": self.anchors,
-            **self.litellm_kwargs,
+            **self.caller.options(),
         }
         current.update(changes)
         return LLMJudge(**current)
@@ -177,13 +155,9 @@ class LLMJudge:
     def display_name(self) -> str:
         return self.name or self.model
 
-    @property
-    def secrets(self) -> list[str]:
-        return argument_secrets(self.litellm_kwargs)
-
     def check(self) -> None:
         """Raise ConfigurationError now if the model cannot be routed (no call is made)."""
-        check_model(self.model, self.litellm_kwargs)
+        self.caller.check()
 
     def estimate_cost(
         self,
@@ -195,35 +169,18 @@ class LLMJudge:
         items = build_items(prompts, responses, references)
         return CostEstimate(judges=[estimate_judge(self, self.display_name, items)])
 
-    def uses_structured_output(self) -> bool:
-        """Whether calls ask for schema-constrained JSON: `structured_output`, else yes for the local judge, a
-        self-hosted OpenAI-compatible server (named by `api_base`, `OPENAI_BASE_URL` / `OPENAI_API_BASE`, or
-        `litellm.api_base`) and models litellm says support response schemas."""
-        if self.structured_output is not None:
-            return self.structured_output
-        if is_local_model(self.model) or custom_base_url(self.model, self.litellm_kwargs) is not None:
-            return True
-        if "mock_response" in self.litellm_kwargs:
-            return False
-        from .engine._litellm import import_litellm
-
-        try:
-            return bool(import_litellm().supports_response_schema(model=self.model))
-        except Exception:
-            return False
-
     def uses_probabilities(self) -> bool:
         """Whether calls ask for logprobs: `probability_weighted`, else wherever the model can return them."""
-        if self.probability_weighted is not None:
-            return bool(self.probability_weighted)
-        return supports_logprobs(self.model, self.litellm_kwargs)
+        return self.caller.uses_probabilities()
 
     def uses_prefill(self) -> bool:
         """Whether the request ends with the start of the answer: `prefill`, else for the embedded judge
         when no explanation comes first."""
-        if self.prefill is not None:
-            return bool(self.prefill)
-        return is_local_model(self.model) and not self.explanations
+        return self.caller.uses_prefill(self.explanations)
+
+    def uses_structured_output(self) -> bool:
+        """Whether calls ask for schema-constrained JSON (see `Caller.uses_structured_output`)."""
+        return self.caller.uses_structured_output()
 
     def request_params(
         self,
@@ -233,31 +190,11 @@ class LLMJudge:
         prefilled: bool = False,
         probabilities: bool | None = None,
     ) -> dict[str, Any]:
-        """Everything sent to litellm besides model and messages; `schema` replaces the template's answer schema.
-
-        A `prefilled` request asks for no schema (constrained decoding would restart the JSON the prefill began)
-        and, unless `max_tokens` is given, for the few tokens that finish the answer. `probabilities` asks for
-        logprobs (default: `uses_probabilities()`).
-        """
-        params: dict[str, Any] = {"temperature": self.temperature, **self.litellm_kwargs}
-        if prefilled:
-            params.setdefault("max_tokens", PREFILLED_MAX_TOKENS)
-        elif self.uses_structured_output():
-            params.setdefault(
-                "response_format",
-                {
-                    "type": "json_schema",
-                    "json_schema": {
-                        "name": schema_name,
-                        "schema": schema if schema is not None else self.template.json_schema(self.explanations),
-                        "strict": True,
-                    },
-                },
-            )
-        if self.uses_probabilities() if probabilities is None else probabilities:
-            params.setdefault("logprobs", True)
-            params.setdefault("top_logprobs", TOP_LOGPROBS)
-        return params
+        """Everything sent besides model and messages: the caller's parameters, asking for the template's answer
+        schema unless `schema` replaces it (see `Caller.request_params`)."""
+        if schema is None:
+            schema = self.template.json_schema(self.explanations)
+        return self.caller.request_params(schema, schema_name, prefilled=prefilled, probabilities=probabilities)
 
     # --- scoring ---------------------------------------------------------------------------------------------
 
@@ -283,13 +220,8 @@ class LLMJudge:
         """Async twin of `score`."""
         items = build_items(prompts, responses, references)
         self.check()
-        session = CallSession()
-        bar = make_progress(progress, len(items), f"judging ({self.display_name})")
-        try:
-            votes = await self.ajudge(items, session, bar)
-        finally:
-            bar.close()
-            session.flush()
+        async with run_scope(progress, len(items), f"judging ({self.display_name})") as run:
+            votes = await self.ajudge(items, run.session, run.progress)
         return JudgeResult(items=items, votes=votes, judge=self.display_name)
 
     async def ajudge(
@@ -315,8 +247,7 @@ class LLMJudge:
             anchors=self.anchors,
             prefill="response_format" not in params and self.uses_prefill(),
         )
-        request = ChatRequest(self.model, messages, params, sample)
-        answer = await ask(session, request, self.settings, self.secrets, self.template.read, self.reasks)
+        answer = await self.caller.ask(session, messages, params, self.template.read, sample)
         score = math.nan
         explanation = None
         reading = ProbabilityReading()

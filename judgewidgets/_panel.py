@@ -11,9 +11,10 @@ from ._cost import CostEstimate, estimate_judge
 from ._errors import ConfigurationError, InputError
 from ._generate import Generator
 from ._judge import Judge, LLMJudge
-from ._progress import Progress, make_progress
+from ._progress import Progress
 from ._records import Item, Vote, build_items
 from ._results import PanelResult
+from ._run import run_scope
 from ._runner import run_sync
 from .engine import CallSession
 from .templates import Template
@@ -119,22 +120,22 @@ class LLMPanel:
         """Async twin of `score`."""
         items = build_items(prompts, responses, references)
         self.check()
-        return await self._ascore_items(items, CallSession(), progress)
+        return await self._ascore_items(items, None, progress)
 
-    async def _ascore_items(self, items: list[Item], session: CallSession, progress: bool | Progress) -> PanelResult:
-        bar = make_progress(progress, len(items) * len(self.judges), f"panel of {len(self.judges)} judges")
-        try:
+    async def _ascore_items(
+        self, items: list[Item], session: CallSession | None, progress: bool | Progress
+    ) -> PanelResult:
+        """Score checked items, in a run of their own or within a caller's `session`."""
+        total = len(items) * len(self.judges)
+        async with run_scope(progress, total, f"panel of {len(self.judges)} judges", session=session) as run:
             per_judge = await asyncio.gather(
                 *(
-                    judge.ajudge(items, session, bar, name)  # type: ignore[call-arg]
+                    judge.ajudge(items, run.session, run.progress, name)  # type: ignore[call-arg]
                     if isinstance(judge, LLMJudge)
-                    else judge.ajudge(items, session, bar)
+                    else judge.ajudge(items, run.session, run.progress)
                     for judge, name in zip(self.judges, self.names)
                 )
             )
-        finally:
-            bar.close()
-            session.flush()
         votes = []
         for name, judge_votes in zip(self.names, per_judge):
             votes.extend(v if v.judge == name else v.model_copy(update={"judge": name}) for v in judge_votes)
@@ -171,17 +172,13 @@ class LLMPanel:
         build_items(prompts, [""] * len(list(prompts)))  # validates the prompts
         generator = llm if isinstance(llm, Generator) else Generator(llm, **generation_kwargs)
         self.check()
-        session = CallSession()
-        bar = make_progress(progress, len(prompts), f"generating ({generator.model})")
-        try:
-            generated = await generator.agenerate(list(prompts), session, bar)
-        finally:
-            bar.close()
+        async with run_scope(progress, len(prompts), f"generating ({generator.model})") as run:
+            generated = await generator.agenerate(list(prompts), run.session, run.progress)
         ok = [i for i, (text, _) in enumerate(generated) if text is not None]
         if not ok:
             raise InputError(f"every generation failed; first error: {generated[0][1]}")
         scored = await self._ascore_items(
-            [Item(prompt=prompts[i], response=generated[i][0] or "") for i in ok], session, progress
+            [Item(prompt=prompts[i], response=generated[i][0] or "") for i in ok], run.session, progress
         )
         votes = [v.model_copy(update={"item": ok[v.item]}) for v in scored.vote_list]
         votes += [

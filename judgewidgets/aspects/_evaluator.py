@@ -108,12 +108,12 @@ class AspectEvaluator:
         """Async twin of `evaluate`."""
         items = build_items(prompts, responses, references)
         self.check()
-        return await self.aevaluate_items(items, CallSession(), progress)
+        return await self.aevaluate_items(items, None, progress)
 
     async def aevaluate_items(
-        self, items: Sequence[Item], session: CallSession, progress: bool | Progress = False
+        self, items: Sequence[Item], session: CallSession | None, progress: bool | Progress = False
     ) -> AspectResult:
-        """Score checked items within a caller's session (what pipelines use)."""
+        """Score checked items in a run of their own, or within a caller's session (what pipelines use)."""
         result = await self.panel._ascore_items(list(items), session, progress)
         return AspectResult(
             items=list(items), aspects=list(self.aspects), thresholds=dict(self.thresholds), panel=result

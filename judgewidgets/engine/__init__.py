@@ -1,6 +1,8 @@
 """The judging engine's call path: requests, transports, retries, cache, accounting."""
 
+from ._ask import Answer, ask
 from ._cache import CallCache
+from ._caller import Caller, resolve_cache
 from ._client import CallSession, CallSettings
 from ._litellm import LiteLLMTransport
 from ._openai_http import OpenAIHTTPTransport
@@ -10,10 +12,12 @@ from ._routing import AutoTransport, TransportChoice, resolve_transport, select_
 from ._transport import Transport
 
 __all__ = [
+    "Answer",
     "AutoTransport",
     "CallCache",
     "CallSession",
     "CallSettings",
+    "Caller",
     "ChatRequest",
     "Completion",
     "LiteLLMTransport",
@@ -21,6 +25,8 @@ __all__ = [
     "RetryPolicy",
     "Transport",
     "TransportChoice",
+    "ask",
+    "resolve_cache",
     "resolve_transport",
     "select_transport",
 ]

@@ -11,7 +11,7 @@ from types import ModuleType
 from typing import Any
 
 from .._errors import ConfigurationError
-from ._request import ChatRequest, Completion
+from ._request import ChatRequest, Completion, token_logprobs
 
 
 def import_litellm() -> ModuleType:
@@ -255,7 +255,7 @@ class LiteLLMTransport:
         latency = time.perf_counter() - started
         choice = response.choices[0]
         content = choice.message.content or ""
-        logprobs = _logprobs_of(choice)
+        logprobs = token_logprobs(getattr(choice, "logprobs", None))
         usage = getattr(response, "usage", None)
         prompt_tokens = getattr(usage, "prompt_tokens", None)
         completion_tokens = getattr(usage, "completion_tokens", None)
@@ -267,25 +267,3 @@ class LiteLLMTransport:
             cost_usd=cost_of(request.model, prompt_tokens, completion_tokens),
             latency_s=latency,
         )
-
-
-def _logprobs_of(choice: Any) -> list[dict[str, Any]] | None:
-    logprobs = getattr(choice, "logprobs", None)
-    if logprobs is None:
-        return None
-    content = logprobs.get("content") if isinstance(logprobs, dict) else getattr(logprobs, "content", None)
-    if not content:
-        return None
-    out = []
-    for token in content:
-        entry = token if isinstance(token, dict) else token.model_dump()
-        out.append(
-            {
-                "token": entry.get("token"),
-                "logprob": entry.get("logprob"),
-                "top_logprobs": [
-                    {"token": t.get("token"), "logprob": t.get("logprob")} for t in (entry.get("top_logprobs") or [])
-                ],
-            }
-        )
-    return out

@@ -26,7 +26,7 @@ from ._aiohttp_client import AiohttpClient
 from ._http_pool import HTTPPool
 from ._litellm import CallFailure, cost_of, is_local_model
 from ._per_loop import PerLoop
-from ._request import ChatRequest, Completion
+from ._request import ChatRequest, Completion, token_logprobs
 from ._request import compact_json as _dumps
 from ._request import loads as _loads
 
@@ -253,29 +253,12 @@ def parse_completion(model: str, raw: bytes, latency: float) -> Completion:
     completion_tokens = usage.get("completion_tokens")
     return Completion(
         content=content,
-        logprobs=_logprobs_of(choice.get("logprobs")),
+        logprobs=token_logprobs(choice.get("logprobs")),
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
         cost_usd=cost_of(model, prompt_tokens, completion_tokens),
         latency_s=latency,
     )
-
-
-def _logprobs_of(logprobs: Any) -> list[dict[str, Any]] | None:
-    """Per-token logprobs in the shape the litellm path produces (token, logprob, top_logprobs)."""
-    content = logprobs.get("content") if isinstance(logprobs, dict) else None
-    if not content:
-        return None
-    return [
-        {
-            "token": token.get("token"),
-            "logprob": token.get("logprob"),
-            "top_logprobs": [
-                {"token": t.get("token"), "logprob": t.get("logprob")} for t in token.get("top_logprobs") or ()
-            ],
-        }
-        for token in content
-    ]
 
 
 HTTPClientChoice = Literal["http11", "aiohttp"]

@@ -117,6 +117,25 @@ def _encoded_long_message(role: str, content: str) -> bytes:
     return _json({"content": content, "role": role})
 
 
+def token_logprobs(logprobs: Any) -> list[dict[str, Any]] | None:
+    """The per-token logprobs of a choice, as plain dicts (token, logprob, top_logprobs): the one reader both
+    transports use. `logprobs` is the choice's `logprobs` field as JSON (a dict) or as litellm's object."""
+    content = logprobs.get("content") if isinstance(logprobs, Mapping) else getattr(logprobs, "content", None)
+    if not content:
+        return None
+    tokens = [token if isinstance(token, Mapping) else token.model_dump() for token in content]
+    return [
+        {
+            "token": token.get("token"),
+            "logprob": token.get("logprob"),
+            "top_logprobs": [
+                {"token": t.get("token"), "logprob": t.get("logprob")} for t in token.get("top_logprobs") or ()
+            ],
+        }
+        for token in tokens
+    ]
+
+
 @dataclass(frozen=True)
 class Completion:
     """What came back from one call, with its accounting."""

@@ -20,14 +20,15 @@ import pandas as pd
 from .._errors import ConfigurationError, InputError
 from .._judge import LLMJudge
 from .._panel import LLMPanel
-from .._progress import Progress, make_progress
+from .._progress import Progress
+from .._run import run_scope
 from .._runner import run_sync
 from ..agreement import cohen_kappa, f1
 from ..datasets import LLMBAR_SUBSETS, llmbar, pandalm
 from ..datasets._load import subset_name
 from ..engine import CallSession
 from ..pairwise._judge import PairwiseComparer
-from ..pairwise._records import PairItem, a_better, decide, pointwise_probabilities
+from ..pairwise._records import PairItem, a_better, pointwise_outcome
 from ..pairwise._scales import swap_slot
 from ._published import published
 
@@ -172,14 +173,9 @@ async def ameta_evaluate(
     frames = [frame.assign(dataset=dataset, subset=subset) for dataset, subset, frame in sets]
     pairs = pd.concat(frames, ignore_index=True)
     items = [PairItem(q, a, b) for q, a, b in zip(pairs["question"], pairs["response_a"], pairs["response_b"])]
-    session = CallSession()
-    bar = make_progress(progress, 2 * len(items), f"meta-evaluating ({name})")
     started = time.perf_counter()
-    try:
-        first, second, seconds = await compare(judge, items, session, bar)
-    finally:
-        bar.close()
-        session.flush()
+    async with run_scope(progress, 2 * len(items), f"meta-evaluating ({name})") as run:
+        first, second, seconds = await compare(judge, items, run.session, run.progress)
     wall = time.perf_counter() - started
     verdicts = _verdict_rows(pairs, first, second, seconds)
     measured = pd.DataFrame(
@@ -244,11 +240,9 @@ async def _pointwise(
         if a[3] or b[3]:
             outcomes.append((None, None, a[3] or b[3]))
             continue
-        if a[1] is not None and b[1] is not None:
-            p_a = a_better(pointwise_probabilities(a[1], b[1], judge.template.option_values()))
-        else:
-            p_a = 1.0 if a[0] > b[0] else 0.0 if a[0] < b[0] else 0.5
-        winner, _ = decide(p_a, 0.0)
+        values = judge.template.option_values() if isinstance(judge, LLMJudge) else {}
+        winner, probabilities = pointwise_outcome(values, a[0], b[0], a[1], b[1])
+        p_a = a_better(probabilities) if probabilities else {"A": 1.0, "B": 0.0, "tie": 0.5}[winner]
         outcomes.append((winner, p_a, None))
     return outcomes, list(outcomes), seconds
 

@@ -12,21 +12,23 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import pandas as pd
 from pydantic import Field, create_model
 
-from .._ask import Answer, ask
+from .._aggregate import check_judge_weight
 from .._constants import DEFAULT_REASKS, DEFAULT_TIE_MARGIN
 from .._errors import ConfigurationError
 from .._fence import fence
 from .._judge import LLMJudge
 from .._probabilities import label_probabilities
-from .._progress import Progress, counted, make_progress
+from .._progress import Progress, counted
 from .._records import Item, Vote
+from .._run import run_scope
 from .._runner import run_sync
-from ..engine import CallCache, CallSession, ChatRequest, RetryPolicy, Transport
+from ..engine import Answer, CallCache, Caller, CallSession, CallSettings, RetryPolicy, Transport
 from ..engine._litellm import is_local_model
+from ..engine._request import masked
 from ..templates import Template
 from ..templates._parse import own_verdict
 from ._batch import pairs_from, results_table
-from ._records import OrderVerdict, PairItem, PairwiseResult, Winner, build_pairs, pointwise_probabilities
+from ._records import OrderVerdict, PairItem, PairwiseResult, Winner, build_pairs, pointwise_outcome
 from ._scales import AB_TIE, Scale, get_scale, swap_slot
 
 PairwiseMethod = Literal["probability", "pointwise", "verdict"]
@@ -140,6 +142,7 @@ class PairwiseJudge:
         instruction: str | None = None,
         structured_output: bool | None = None,
         prefill: bool | None = None,
+        probability_weighted: bool | None = None,
         reasks: int = DEFAULT_REASKS,
         timeout: float | None = None,
         retry: RetryPolicy | None = None,
@@ -158,17 +161,15 @@ class PairwiseJudge:
         if not (isinstance(tie_margin, (int, float)) and 0 <= tie_margin < 1):
             raise ConfigurationError(f"tie_margin must lie in [0, 1), got {tie_margin!r}")
         self.tie_margin = float(tie_margin)
-        # The caller holds the call settings (local vs hosted defaults decided there) and, for the pointwise
-        # method, scores each response alone under its template.
-        self._caller = LLMJudge(
+        self.name = name
+        self.weight = check_judge_weight(weight)
+        self.explanations = bool(explanations)
+        self.caller = Caller(
             model,
-            template=pointwise_template,
-            name=name,
-            explanations=explanations,
             temperature=temperature,
-            weight=weight,
             structured_output=structured_output,
             prefill=prefill,
+            probability_weighted=probability_weighted,
             reasks=reasks,
             timeout=timeout,
             retry=retry,
@@ -177,6 +178,8 @@ class PairwiseJudge:
             transport=transport,
             **litellm_kwargs,
         )
+        # The pointwise method scores each response alone under its template, through the same caller.
+        self.pointwise_judge = LLMJudge.from_caller(self.caller, pointwise_template, name, explanations)
         self.requested_method = method
         self.method: PairwiseMethod = self._resolve_method(method)
 
@@ -195,7 +198,7 @@ class PairwiseJudge:
             )
         if method is not None:
             return method
-        logprobs = self._caller.uses_probabilities()
+        logprobs = self.caller.uses_probabilities()
         if not one_token or not logprobs:
             return "verdict"
         if is_local_model(self.model) and not self.aspects:
@@ -206,70 +209,46 @@ class PairwiseJudge:
 
     @property
     def model(self) -> str:
-        return self._caller.model
-
-    @property
-    def name(self) -> str | None:
-        return self._caller.name
-
-    @property
-    def weight(self) -> float:
-        return self._caller.weight
-
-    @property
-    def explanations(self) -> bool:
-        return self._caller.explanations
+        return self.caller.model
 
     @property
     def display_name(self) -> str:
-        return self._caller.display_name
+        return self.name or self.model
 
     @property
-    def settings(self) -> Any:
+    def settings(self) -> CallSettings:
         """The call settings (timeout, concurrency, retries, cache, transport) every comparison uses."""
-        return self._caller.settings
+        return self.caller.settings
 
     def __repr__(self) -> str:
-        inner = repr(self._caller).removeprefix("LLMJudge(").removesuffix(")")
-        inner = re.sub(r", template='[^']*'", "", inner)
+        extra = "".join(f", {k}={v!r}" for k, v in masked(self.caller.litellm_kwargs).items())
         return (
-            f"PairwiseJudge({inner}, method={self.method!r}, scale={self.scale.name!r}, swap={self.swap}, "
-            f"aspects={list(self.aspects)})"
+            f"PairwiseJudge(model={self.model!r}, name={self.name!r}, weight={self.weight}{extra}, "
+            f"method={self.method!r}, scale={self.scale.name!r}, swap={self.swap}, aspects={list(self.aspects)})"
         )
 
     def with_options(self, **changes: Any) -> PairwiseJudge:
         """A copy with some settings changed; the original is untouched."""
-        caller = self._caller
         current: dict[str, Any] = {
-            "model": caller.model,
             "aspects": dict(self.aspects),
             "swap": self.swap,
             "scale": self.scale,
-            "name": caller.name,
-            "explanations": caller.explanations,
-            "temperature": caller.temperature,
-            "weight": caller.weight,
+            "name": self.name,
+            "explanations": self.explanations,
+            "weight": self.weight,
             "reference": self.reference,
             "method": self.requested_method,
             "tie_margin": self.tie_margin,
-            "pointwise_template": caller.template,
+            "pointwise_template": self.pointwise_judge.template,
             "instruction": self.instruction,
-            "structured_output": caller.structured_output,
-            "prefill": caller.prefill,
-            "reasks": caller.reasks,
-            "timeout": caller.settings.timeout,
-            "retry": caller.settings.retry,
-            "max_concurrency": caller.settings.max_concurrency,
-            "cache": caller.settings.cache,
-            "transport": caller.settings.transport,
-            **caller.litellm_kwargs,
+            **self.caller.options(),
         }
         current.update(changes)
         return PairwiseJudge(**current)
 
     def check(self) -> None:
         """Raise ConfigurationError now if the model cannot be routed (no call is made)."""
-        self._caller.check()
+        self.caller.check()
 
     # --- what the judge sees ---------------------------------------------------------------------------------
 
@@ -313,7 +292,7 @@ class PairwiseJudge:
 
     def _prefilled(self) -> bool:
         """Whether an order's request ends with the start of the answer (``{"verdict": "``)."""
-        return self.method == "probability" and not self.aspects and self._caller.uses_prefill()
+        return self.method == "probability" and not self.aspects and self.caller.uses_prefill(self.explanations)
 
     def messages(
         self, question: str, first: str, second: str, reference: str | None = None
@@ -359,11 +338,11 @@ class PairwiseJudge:
 
     def request_params(self) -> dict[str, Any]:
         """Everything sent to litellm besides model and messages."""
-        return self._caller.request_params(
+        return self.caller.request_params(
             self.json_schema(),
             "pairwise_verdict",
             prefilled=self._prefilled(),
-            probabilities=self.method == "probability" and self._caller.uses_probabilities(),
+            probabilities=self.method == "probability" and self.caller.uses_probabilities(),
         )
 
     # --- reading the answer ----------------------------------------------------------------------------------
@@ -409,11 +388,8 @@ class PairwiseJudge:
         """Async twin of `compare`."""
         items = build_pairs([question], [response_a], [response_b], None if reference is None else [reference])
         self.check()
-        session = CallSession()
-        try:
-            results = await self.acompare_items(items, session, make_progress(False, 1, ""))
-        finally:
-            session.flush()
+        async with run_scope() as run:
+            results = await self.acompare_items(items, run.session, run.progress)
         return results[0]
 
     def compare_many(
@@ -445,13 +421,8 @@ class PairwiseJudge:
         """Async twin of `compare_many`."""
         items, frame = pairs_from(data, responses_a, responses_b, references)
         self.check()
-        session = CallSession()
-        bar = make_progress(progress, len(items), f"comparing ({self.display_name})")
-        try:
-            results = await self.acompare_items(items, session, bar)
-        finally:
-            bar.close()
-            session.flush()
+        async with run_scope(progress, len(items), f"comparing ({self.display_name})") as run:
+            results = await self.acompare_items(items, run.session, run.progress)
         return results_table(frame, results)
 
     async def acompare_items(
@@ -461,7 +432,7 @@ class PairwiseJudge:
         label = name or self.display_name
         if self.method == "pointwise":
             compare = self._pointwise
-            params = self._caller.request_params(prefilled=self._caller.uses_prefill())
+            params = self.pointwise_judge.request_params(prefilled=self.pointwise_judge.uses_prefill())
         else:
             compare, params = self._orders, self.request_params()
 
@@ -482,9 +453,9 @@ class PairwiseJudge:
     ) -> OrderVerdict:
         first, second = (item.response_b, item.response_a) if swapped else (item.response_a, item.response_b)
         reference = item.reference if item.reference is not None else self.reference
-        request = ChatRequest(self.model, self.messages(item.question, first, second, reference), params)
-        caller = self._caller
-        answer = await ask(session, request, caller.settings, caller.secrets, self.read, caller.reasks)
+        answer = await self.caller.ask(
+            session, self.messages(item.question, first, second, reference), params, self.read
+        )
         spent = _spent(answer)
         if answer.value is None:
             return OrderVerdict(judge=label, swapped=swapped, raw=answer.content, error=answer.error, **spent)
@@ -519,11 +490,11 @@ class PairwiseJudge:
         """Score a and b alone; both orders carry the same outcome (a's call on the first, b's on the second)."""
         reference = item.reference if item.reference is not None else self.reference
         scored = [Item(item.question, response, reference) for response in (item.response_a, item.response_b)]
-        caller = self._caller
+        judge = self.pointwise_judge
         vote_a, vote_b = await asyncio.gather(
-            *(caller.ajudge_one(i, one, session, params, label) for i, one in enumerate(scored))
+            *(judge.ajudge_one(i, one, session, params, label) for i, one in enumerate(scored))
         )
-        winner, probabilities, fallback = _pointwise_outcome(caller.template, vote_a, vote_b)
+        winner, probabilities, fallback = _pointwise_outcome(judge.template, vote_a, vote_b)
         error = vote_a.error or vote_b.error
         calls = {False: (vote_a,), True: (vote_b,)} if self.swap else {False: (vote_a, vote_b)}
         verdicts = []
@@ -580,17 +551,13 @@ def _pointwise_outcome(
     template: Template, vote_a: Vote, vote_b: Vote
 ) -> tuple[Winner, dict[str, float] | None, str | None]:
     """(winner by expected score, P(a wins / b wins / tie) under the two score distributions, fallback)."""
-    values = template.option_values()
     dist_a = vote_a.probabilities or _point_mass(template, vote_a)
     dist_b = vote_b.probabilities or _point_mass(template, vote_b)
+    winner, probabilities = pointwise_outcome(template.option_values(), vote_a.score, vote_b.score, dist_a, dist_b)
     fallback = vote_a.fallback or vote_b.fallback
-    if dist_a is None or dist_b is None or not values:
-        diff = vote_a.score - vote_b.score
-        winner: Winner = "A" if diff > 0 else "B" if diff < 0 else "tie"
-        return winner, None, fallback or "the scores have no distribution over a few answers"
-    probabilities = pointwise_probabilities(dist_a, dist_b, values)
-    lead = probabilities.get("A", 0.0) - probabilities.get("B", 0.0)
-    return ("A" if lead > 0 else "B" if lead < 0 else "tie"), probabilities, fallback
+    if probabilities is None:
+        fallback = fallback or "the scores have no distribution over a few answers"
+    return winner, probabilities, fallback
 
 
 def _point_mass(template: Template, vote: Vote) -> dict[str, float] | None:

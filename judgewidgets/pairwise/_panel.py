@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict
 
 from .._aggregate import check_weights
 from .._errors import ConfigurationError
-from .._progress import Progress, make_progress
+from .._progress import Progress
+from .._run import run_scope
 from .._runner import run_sync
 from ..engine import CallSession
 from ._batch import pairs_from
@@ -150,11 +151,8 @@ class PairwisePanel:
         """Async twin of `compare`."""
         items = build_pairs([question], [response_a], [response_b], None if reference is None else [reference])
         self.check()
-        session = CallSession()
-        try:
-            return (await self.acompare_items(items, session, make_progress(False, 1, "")))[0]
-        finally:
-            session.flush()
+        async with run_scope() as run:
+            return (await self.acompare_items(items, run.session, run.progress))[0]
 
     def compare_many(
         self,
@@ -183,13 +181,8 @@ class PairwisePanel:
         """Async twin of `compare_many`."""
         items, frame = pairs_from(data, responses_a, responses_b, references)
         self.check()
-        session = CallSession()
-        bar = make_progress(progress, len(items) * len(self.judges), self.display_name)
-        try:
-            results = await self.acompare_items(items, session, bar)
-        finally:
-            bar.close()
-            session.flush()
+        async with run_scope(progress, len(items) * len(self.judges), self.display_name) as run:
+            results = await self.acompare_items(items, run.session, run.progress)
         rows = []
         for result in results:
             row: dict[str, Any] = {

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -100,6 +100,24 @@ def pointwise_probabilities(
     if total <= 0:
         return {"tie": 1.0}
     return {"A": wins["A"] / total, "B": wins["B"] / total}
+
+
+def pointwise_outcome(
+    values: Mapping[str, float],
+    score_a: float,
+    score_b: float,
+    dist_a: Mapping[str, float] | None,
+    dist_b: Mapping[str, float] | None,
+) -> tuple[Winner, dict[str, float] | None]:
+    """(winner, P(a better) 'A' / P(b better) 'B' / 'tie') of two responses each scored alone: from their score
+    distributions over the labelled answers (`values`) when both have one, else by the scores themselves (no
+    probabilities). The one comparison of pointwise scores, for pairwise judges and meta-evaluation alike."""
+    if dist_a is None or dist_b is None or not values:
+        diff = score_a - score_b
+        return ("A" if diff > 0 else "B" if diff < 0 else "tie"), None
+    probabilities = pointwise_probabilities(dict(dist_a), dict(dist_b), dict(values))
+    lead = probabilities.get("A", 0.0) - probabilities.get("B", 0.0)
+    return ("A" if lead > 0 else "B" if lead < 0 else "tie"), probabilities
 
 
 class PairwiseResult(BaseModel):

@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigurationError, InputError
-from .._progress import Progress, make_progress
+from .._progress import Progress
+from .._run import run_scope
 from .._runner import run_sync
-from ..engine import CallSession
 from ._bradley_terry import fit, game_matrices, mle_exists
 from ._formats import PairingFormat, get_format
 from ._games import Games, kendall_tau
@@ -191,18 +191,13 @@ class Tournament:
         k, q = len(names), len(asked)
         budget = min(self.budget or self.format.default_budget(k, q), pool_size(k, q))
         state = TournamentState(names, q, rng)
-        session = CallSession()
-        bar = make_progress(progress, budget, f"{self.format.name} tournament")
         rows: list[dict[str, Any]] = []
-        try:
+        async with run_scope(progress, budget, f"{self.format.name} tournament") as run:
             while state.comparisons < budget:
                 proposal = self.format.propose(state, budget - state.comparisons)[: budget - state.comparisons]
                 if not proposal:
                     break
-                await self._play(proposal, asked, answers, refs, names, state, session, bar, rows)
-        finally:
-            bar.close()
-            session.flush()
+                await self._play(proposal, asked, answers, refs, names, state, run.session, run.progress, rows)
         matches = pd.DataFrame(rows, columns=MATCH_COLUMNS)
         ranking = self._rank(matches, names)
         return TournamentResult(

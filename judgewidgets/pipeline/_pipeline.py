@@ -24,8 +24,9 @@ import pandas as pd
 from .._errors import ConfigurationError, InputError
 from .._judge import LLMJudge
 from .._panel import LLMPanel
-from .._progress import Progress, counted, make_progress
+from .._progress import Progress, counted
 from .._records import _as_text_list, build_items
+from .._run import run_scope
 from .._runner import run_sync
 from ..aspects import AspectEvaluator
 from ..engine import CallSession
@@ -206,10 +207,8 @@ class EvaluationPipeline:
             for k, i in enumerate(items)
         ]
         self.check()
-        session = CallSession()
-        bar = make_progress(progress, len(self.stages), f"pipeline of {len(self.stages)} stages")
 
-        async def one(name: str, stage: PipelineStage) -> list[StageScore]:
+        async def one(name: str, stage: PipelineStage, session: CallSession) -> list[StageScore]:
             try:
                 return _checked(name, await stage.ascore(pipeline_items, session), len(pipeline_items))
             except (ConfigurationError, InputError):
@@ -217,11 +216,9 @@ class EvaluationPipeline:
             except Exception as exc:  # a stage's bug must not lose the other stages' work
                 return [StageScore(error=f"{type(exc).__name__}: {exc}")] * len(pipeline_items)
 
-        try:
-            per_stage = await asyncio.gather(*(counted(bar, one(n, s)) for n, s in self.stages.items()))
-        finally:
-            bar.close()
-            session.flush()
+        async with run_scope(progress, len(self.stages), f"pipeline of {len(self.stages)} stages") as run:
+            stages = (counted(run.progress, one(n, s, run.session)) for n, s in self.stages.items())
+            per_stage = await asyncio.gather(*stages)
         return self.combine(pipeline_items, dict(zip(self.stages, per_stage)))
 
     # --- combining ----------------------------------------------------------------------------------------

@@ -28,8 +28,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .._errors import ConfigurationError, InputError
 from .._judge import LLMJudge
-from .._progress import Progress, make_progress
+from .._progress import Progress
 from .._records import _as_text_list
+from .._run import run_scope
 from .._runner import run_sync
 from ..engine import CallSession
 from ._criterion import Criterion, CriterionOption
@@ -332,10 +333,8 @@ class LeveledRubric:
         grader = as_grader(grader)
         for judge in grader.judges:
             judge.check()
-        own = session is None
-        session = session or CallSession()
-        bar = make_progress(progress, len(texts) * len(grader.judges) * len(self), f"grading {len(self)} dimensions")
-        try:
+        calls = len(texts) * len(grader.judges) * len(self)
+        async with run_scope(progress, calls, f"grading {len(self)} dimensions", session=session) as run:
             reports = await asyncio.gather(
                 *(
                     grader._grade_item(
@@ -343,17 +342,13 @@ class LeveledRubric:
                         text,  # type: ignore[arg-type]
                         columns["queries"][i],
                         columns["references"][i],
-                        session,
-                        bar,
+                        run.session,
+                        run.progress,
                         columns["contexts"][i],
                     )
                     for i, text in enumerate(texts)
                 )
             )
-        finally:
-            bar.close()
-            if own:
-                session.flush()
         return LeveledResult([self.report(r) for r in reports], texts, columns["queries"])  # type: ignore[arg-type]
 
 

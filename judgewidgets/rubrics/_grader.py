@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import pandas as pd
 
-from .._ask import Answer, ask
 from .._errors import ConfigurationError, InputError
 from .._judge import LLMJudge
 from .._probabilities import label_probabilities, prefix_free
-from .._progress import Progress, counted, make_progress
+from .._progress import Progress, counted
 from .._records import _as_text_list, check_encodable
+from .._run import run_scope
 from .._runner import run_sync
-from ..engine import CallSession, ChatRequest
+from ..engine import Answer, CallSession
 from ._aggregate import aggregate_binary, aggregate_choice
 from ._criterion import (
     BINARY_AGGREGATIONS,
@@ -137,13 +138,8 @@ class CriterionGrader:
                 check_encodable(name, None, text)
         for judge in self.judges:
             judge.check()
-        session = CallSession()
-        try:
-            return await self._grade_item(
-                rubric, submission, query, reference, session, make_progress(False, 0, ""), context
-            )
-        finally:
-            session.flush()
+        async with run_scope() as run:
+            return await self._grade_item(rubric, submission, query, reference, run.session, run.progress, context)
 
     def grade_many(
         self,
@@ -198,10 +194,8 @@ class CriterionGrader:
         truth = read_ground_truth(frame, rubric, ground_truth) if ground_truth is not None else None
         for judge in self.judges:
             judge.check()
-        session = CallSession()
         calls = len(submissions) * len(self.judges) * len(rubric)  # type: ignore[arg-type]
-        bar = make_progress(progress, calls, f"grading {len(rubric)} criteria")
-        try:
+        async with run_scope(progress, calls, f"grading {len(rubric)} criteria") as run:
             reports = await asyncio.gather(
                 *(
                     self._grade_item(
@@ -209,15 +203,12 @@ class CriterionGrader:
                         submission,  # type: ignore[arg-type]
                         queries[i] if queries else None,
                         references[i] if references else None,
-                        session,
-                        bar,
+                        run.session,
+                        run.progress,
                     )
                     for i, submission in enumerate(submissions)  # type: ignore[arg-type]
                 )
             )
-        finally:
-            bar.close()
-            session.flush()
         return GradingResult(
             rubric=rubric,
             criteria=self.effective(rubric),
@@ -293,76 +284,19 @@ class CriterionGrader:
         )
         messages = criterion_messages(criterion, submission, query, reference, order, context)
         if order is None:
-            params = judge.request_params(schema_of(BinaryJudgment), "criterion_verdict")
-            answer = await ask(
-                session,
-                ChatRequest(judge.model, messages, params),
-                judge.settings,
-                judge.secrets,
-                read_binary,
-                judge.reasks,
-            )
-            if answer.value is None:
-                return CriterionVote(
-                    judge_id=judge_id,
-                    weight=judge.weight,
-                    verdict=CriterionVerdict.CANNOT_ASSESS,
-                    error=answer.error,
-                    raw=answer.content,
-                )
-            verdict, explanation = answer.value
-            probabilities = _probabilities(answer, "verdict", [v.value for v in CriterionVerdict])
-            return CriterionVote(
-                judge_id=judge_id,
-                weight=judge.weight,
-                verdict=verdict,
-                explanation=explanation,
-                raw=answer.content,
-                probabilities=probabilities,
-                confidence=probabilities.get(verdict.value) if probabilities else None,
-            )
-        params = judge.request_params(schema_of(choice_model(len(order))), "criterion_choice")
-        answer = await ask(
-            session,
-            ChatRequest(judge.model, messages, params),
-            judge.settings,
-            judge.secrets,
-            lambda text: read_choice(text, len(order)),
-            judge.reasks,
-        )
-        options = criterion.options
-        assert options is not None
-        if answer.value is None:
-            na = criterion.na_option_index
-            return CriterionVote(
-                judge_id=judge_id,
-                weight=judge.weight,
-                selected_index=na,
-                selected_label=options[na].label if na is not None else None,
-                value=options[na].value if na is not None else None,
-                na=True,
-                shuffle_order=order,
-                error=answer.error,
-                raw=answer.content,
-            )
-        position, explanation = answer.value
-        chosen = order[position]
-        option = options[chosen]
-        shown = _probabilities(answer, "selected_option", [str(k + 1) for k in range(len(order))])
-        probabilities = {options[order[int(k) - 1]].label: p for k, p in shown.items()} if shown else None
-        return CriterionVote(
-            judge_id=judge_id,
-            weight=judge.weight,
-            selected_index=chosen,
-            selected_label=option.label,
-            value=option.value,
-            na=option.na,
-            explanation=explanation,
-            shuffle_order=order,
-            raw=answer.content,
-            probabilities=probabilities,
-            confidence=probabilities.get(option.label) if probabilities else None,
-        )
+            schema, schema_name, key = schema_of(BinaryJudgment), "criterion_verdict", "verdict"
+            labels = [v.value for v in CriterionVerdict]
+            read: Callable[[str], tuple[Any, str | None]] = read_binary
+        else:
+            schema, schema_name, key = schema_of(choice_model(len(order))), "criterion_choice", "selected_option"
+            labels = [str(k + 1) for k in range(len(order))]
+            read = partial(read_choice, n_options=len(order))
+        caller = judge.caller
+        answer = await caller.ask(session, messages, caller.request_params(schema, schema_name), read)
+        shown = _probabilities(answer, key, labels) if answer.value is not None else None
+        if order is None:
+            return _binary_vote(judge_id, judge.weight, answer, shown)
+        return _choice_vote(judge_id, judge.weight, criterion, order, answer, shown)
 
     def aggregate(self, criterion: Criterion, votes: Sequence[CriterionVote]) -> CriterionResult:
         """One criterion's outcome from its votes, under this grader's (or the criterion's) strategy."""
@@ -398,6 +332,73 @@ class CriterionGrader:
             agreement=agreement,
             **common,
         )
+
+
+def _binary_vote(
+    judge_id: str, weight: float, answer: Answer[Any], probabilities: dict[str, float] | None
+) -> CriterionVote:
+    """A binary criterion's vote: the verdict (CANNOT_ASSESS when no answer could be read)."""
+    if answer.value is None:
+        return CriterionVote(
+            judge_id=judge_id,
+            weight=weight,
+            verdict=CriterionVerdict.CANNOT_ASSESS,
+            error=answer.error,
+            raw=answer.content,
+        )
+    verdict, explanation = answer.value
+    return CriterionVote(
+        judge_id=judge_id,
+        weight=weight,
+        verdict=verdict,
+        explanation=explanation,
+        raw=answer.content,
+        probabilities=probabilities,
+        confidence=probabilities.get(verdict.value) if probabilities else None,
+    )
+
+
+def _choice_vote(
+    judge_id: str,
+    weight: float,
+    criterion: Criterion,
+    order: list[int],
+    answer: Answer[Any],
+    shown: dict[str, float] | None,
+) -> CriterionVote:
+    """A multi-choice criterion's vote: the option picked, mapped back through the shuffle `order` (the NA option
+    when no answer could be read); `shown` holds the probabilities of the positions as shown."""
+    options = criterion.options
+    assert options is not None
+    if answer.value is None:
+        na = criterion.na_option_index
+        return CriterionVote(
+            judge_id=judge_id,
+            weight=weight,
+            selected_index=na,
+            selected_label=options[na].label if na is not None else None,
+            value=options[na].value if na is not None else None,
+            na=True,
+            shuffle_order=order,
+            error=answer.error,
+            raw=answer.content,
+        )
+    position, explanation = answer.value
+    option = options[order[position]]
+    probabilities = {options[order[int(k) - 1]].label: p for k, p in shown.items()} if shown else None
+    return CriterionVote(
+        judge_id=judge_id,
+        weight=weight,
+        selected_index=order[position],
+        selected_label=option.label,
+        value=option.value,
+        na=option.na,
+        explanation=explanation,
+        shuffle_order=order,
+        raw=answer.content,
+        probabilities=probabilities,
+        confidence=probabilities.get(option.label) if probabilities else None,
+    )
 
 
 def _probabilities(answer: Answer[Any], key: str, labels: list[str]) -> dict[str, float] | None:

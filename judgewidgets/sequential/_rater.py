@@ -15,8 +15,9 @@ import pandas as pd
 from .._errors import ConfigurationError, InputError
 from .._fence import fence
 from .._judge import LLMJudge
-from .._progress import Progress, counted, make_progress
+from .._progress import Progress, counted
 from .._records import Item, Vote, build_items
+from .._run import run_scope
 from .._runner import run_sync
 from ..engine import CallSession
 from ..templates import Anchor, Template
@@ -201,11 +202,8 @@ class SequentialRater:
         """Async twin of `rate`."""
         item = build_items([prompt], [response], [reference] if reference is not None else None)[0]
         self._check()
-        session = CallSession()
-        try:
-            return await self._rate_item(0, item, session, on_update)
-        finally:
-            session.flush()
+        async with run_scope() as run:
+            return await self._rate_item(0, item, run.session, on_update)
 
     def rate_many(
         self,
@@ -248,15 +246,11 @@ class SequentialRater:
         """Async twin of `rate_many`."""
         items = _items_from(prompts, responses, references, prompt_col, response_col, reference_col)
         self._check()
-        session = CallSession()
-        bar = make_progress(progress, len(items), f"sequential rating ({method_name(self.rule)})")
-
-        rated = (counted(bar, self._rate_item(i, item, session, on_update)) for i, item in enumerate(items))
-        try:
+        async with run_scope(progress, len(items), f"sequential rating ({method_name(self.rule)})") as run:
+            rated = (
+                counted(run.progress, self._rate_item(i, item, run.session, on_update)) for i, item in enumerate(items)
+            )
             results = list(await asyncio.gather(*rated))
-        finally:
-            bar.close()
-            session.flush()
         rows = [r.summary() for r in results]
         frame = SequentialFrame(
             pd.DataFrame(rows)[

@@ -1,8 +1,8 @@
 """Asking a judge once: call, read the answer, re-ask on an unreadable one, and keep the accounting.
 
-Every judge kind (scores, rubric criteria, pairwise verdicts) asks through here, so re-asking and error
-categories (`infrastructure:` for calls that failed after retries, `input:` for requests the provider refuses
-as given, `parse:` for unreadable answers) are the same everywhere.
+Every judge kind (scores, rubric criteria, pairwise verdicts) asks through here, by way of its `Caller`, so
+re-asking and error categories (`infrastructure:` for calls that failed after retries, `input:` for requests the
+provider refuses as given, `parse:` for unreadable answers) are the same everywhere.
 
 A request whose last message is the assistant's is a prefill: the model continues that text, and the answer
 read is the prefill followed by the continuation (llama.cpp already returns them joined; other servers return
@@ -15,8 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from ._errors import JudgeCallError
-from .engine import CallSession, CallSettings, ChatRequest, Completion
+from .._errors import JudgeCallError
+from ._client import CallSession, CallSettings
+from ._request import ChatRequest, Completion
 
 T = TypeVar("T")
 

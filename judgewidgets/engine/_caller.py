@@ -1,0 +1,212 @@
+"""Caller: one model asked one way. Every judge kind holds one and asks through it.
+
+A caller owns what decides how a model is called: the model string, the request parameters (temperature,
+structured output, logprobs, prefill, anything for litellm), the call settings (timeout, concurrency, retries,
+cache, transport; the embedded judge's defaults are decided here, once), the secrets to keep out of every
+record, and the re-asks of an unreadable answer. Judges add what is asked (a template, a scale, a rubric) and
+how an answer is read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from .._constants import (
+    DEFAULT_MAX_CONCURRENCY,
+    DEFAULT_REASKS,
+    DEFAULT_TIMEOUT_S,
+    LOCAL_MAX_CONCURRENCY,
+    LOCAL_TIMEOUT_S,
+    PREFILLED_MAX_TOKENS,
+    TOP_LOGPROBS,
+)
+from .._errors import ConfigurationError
+from ._ask import Answer, ask
+from ._cache import CallCache
+from ._client import CallSession, CallSettings
+from ._litellm import check_model, import_litellm, is_local_model, supports_logprobs
+from ._openai_http import custom_base_url
+from ._request import ChatRequest, Completion, argument_secrets, masked
+from ._retry import RetryPolicy
+from ._routing import TransportChoice, resolve_transport
+from ._transport import Transport
+
+T = TypeVar("T")
+Messages = tuple[dict[str, str], ...]
+
+
+def resolve_cache(cache: bool | str | CallCache | None) -> CallCache | None:
+    """`True` → the user cache file; a path → a cache there; `False`/None → no cache."""
+    if cache is True:
+        return CallCache()
+    if cache is False or cache is None:
+        return None
+    if isinstance(cache, CallCache):
+        return cache
+    return CallCache(cache)
+
+
+class Caller:
+    """How one model is called: request parameters, call settings, secrets and re-asks.
+
+    `model` is any litellm model string or ``"local"`` (the embedded judge). Calls run `max_concurrency` at a
+    time per model (default 32; 1 for the embedded judge, which has a single slot, so queueing happens in the
+    engine and never eats into a call's `timeout`, 120 s; 600 s for the embedded judge). `structured_output`,
+    `probability_weighted` (ask for logprobs) and `prefill` default (None) to what the model supports.
+    `transport` is "auto", "litellm", "fast" or a Transport object. Extra keyword arguments go to
+    `litellm.acompletion` unchanged.
+    """
+
+    def __init__(
+        self,
+        model: str = "local",
+        *,
+        temperature: float = 0.0,
+        structured_output: bool | None = None,
+        probability_weighted: bool | None = None,
+        prefill: bool | None = None,
+        reasks: int = DEFAULT_REASKS,
+        timeout: float | None = None,
+        retry: RetryPolicy | None = None,
+        max_concurrency: int | None = None,
+        cache: bool | str | CallCache | None = True,
+        transport: Transport | TransportChoice | None = None,
+        **litellm_kwargs: Any,
+    ) -> None:
+        if not isinstance(model, str) or not model.strip():
+            raise ConfigurationError(f"model must be a non-empty model string, got {model!r}")
+        if isinstance(temperature, bool) or not (isinstance(temperature, (int, float)) and temperature >= 0):
+            raise ConfigurationError(f"temperature must be >= 0, got {temperature!r}")
+        if isinstance(reasks, bool) or not isinstance(reasks, int) or reasks < 0:
+            raise ConfigurationError(f"reasks must be an integer >= 0, got {reasks!r}")
+        local = is_local_model(model)
+        self.model = model
+        self.temperature = float(temperature)
+        self.structured_output = structured_output
+        self.probability_weighted = probability_weighted
+        self.prefill = prefill
+        self.reasks = reasks
+        self.settings = CallSettings(
+            retry=retry or RetryPolicy(),
+            timeout=timeout if timeout is not None else (LOCAL_TIMEOUT_S if local else DEFAULT_TIMEOUT_S),
+            max_concurrency=(
+                max_concurrency
+                if max_concurrency is not None
+                else (LOCAL_MAX_CONCURRENCY if local else DEFAULT_MAX_CONCURRENCY)
+            ),
+            cache=resolve_cache(cache),
+            transport=resolve_transport(transport),
+        )
+        self.litellm_kwargs = dict(litellm_kwargs)
+
+    def __repr__(self) -> str:
+        extra = "".join(f", {k}={v!r}" for k, v in masked(self.litellm_kwargs).items())
+        return f"Caller(model={self.model!r}, temperature={self.temperature}{extra})"
+
+    def options(self) -> dict[str, Any]:
+        """The constructor arguments that rebuild this caller (settings as they are now)."""
+        return {
+            "model": self.model,
+            "temperature": self.temperature,
+            "structured_output": self.structured_output,
+            "probability_weighted": self.probability_weighted,
+            "prefill": self.prefill,
+            "reasks": self.reasks,
+            "timeout": self.settings.timeout,
+            "retry": self.settings.retry,
+            "max_concurrency": self.settings.max_concurrency,
+            "cache": self.settings.cache,
+            "transport": self.settings.transport,
+            **self.litellm_kwargs,
+        }
+
+    def with_options(self, **changes: Any) -> Caller:
+        """A copy with some options changed; the original is untouched."""
+        return Caller(**{**self.options(), **changes})
+
+    @property
+    def secrets(self) -> list[str]:
+        """Secret values among the arguments (API keys, tokens): redacted from every error and record."""
+        return argument_secrets(self.litellm_kwargs)
+
+    def check(self) -> None:
+        """Raise ConfigurationError now if the model cannot be routed (no call is made)."""
+        check_model(self.model, self.litellm_kwargs)
+
+    # --- what a request asks for -----------------------------------------------------------------------------
+
+    def uses_structured_output(self) -> bool:
+        """Whether calls ask for schema-constrained JSON: `structured_output`, else yes for the local judge, a
+        self-hosted OpenAI-compatible server (named by `api_base`, `OPENAI_BASE_URL` / `OPENAI_API_BASE`, or
+        `litellm.api_base`) and models litellm says support response schemas."""
+        if self.structured_output is not None:
+            return self.structured_output
+        if is_local_model(self.model) or custom_base_url(self.model, self.litellm_kwargs) is not None:
+            return True
+        if "mock_response" in self.litellm_kwargs:
+            return False
+        try:
+            return bool(import_litellm().supports_response_schema(model=self.model))
+        except Exception:
+            return False
+
+    def uses_probabilities(self) -> bool:
+        """Whether calls ask for logprobs: `probability_weighted`, else wherever the model can return them."""
+        if self.probability_weighted is not None:
+            return bool(self.probability_weighted)
+        return supports_logprobs(self.model, self.litellm_kwargs)
+
+    def uses_prefill(self, explanations: bool = False) -> bool:
+        """Whether a request ends with the start of the answer: `prefill`, else for the embedded judge when no
+        explanation comes first."""
+        if self.prefill is not None:
+            return bool(self.prefill)
+        return is_local_model(self.model) and not explanations
+
+    def request_params(
+        self,
+        schema: dict[str, Any] | None = None,
+        schema_name: str = "verdict",
+        *,
+        prefilled: bool = False,
+        probabilities: bool | None = None,
+    ) -> dict[str, Any]:
+        """Everything sent besides model and messages.
+
+        `schema` is the answer's JSON schema, asked for where structured output is used. A `prefilled` request
+        asks for no schema (constrained decoding would restart the JSON the prefill began) and, unless
+        `max_tokens` is given, for the few tokens that finish the answer. `probabilities` asks for logprobs
+        (default: `uses_probabilities()`).
+        """
+        params: dict[str, Any] = {"temperature": self.temperature, **self.litellm_kwargs}
+        if prefilled:
+            params.setdefault("max_tokens", PREFILLED_MAX_TOKENS)
+        elif schema is not None and self.uses_structured_output():
+            params.setdefault(
+                "response_format",
+                {"type": "json_schema", "json_schema": {"name": schema_name, "schema": schema, "strict": True}},
+            )
+        if self.uses_probabilities() if probabilities is None else probabilities:
+            params.setdefault("logprobs", True)
+            params.setdefault("top_logprobs", TOP_LOGPROBS)
+        return params
+
+    # --- calling ---------------------------------------------------------------------------------------------
+
+    async def ask(
+        self,
+        session: CallSession,
+        messages: Messages,
+        params: dict[str, Any],
+        read: Callable[[str], T],
+        sample: int = 0,
+    ) -> Answer[T]:
+        """Ask once and read the answer with `read` (ValueError when it cannot), re-asking up to `reasks` times;
+        a failure is recorded on the Answer, never raised. `sample` tells repeated draws apart in the cache."""
+        request = ChatRequest(self.model, messages, params, sample)
+        return await ask(session, request, self.settings, self.secrets, read, self.reasks)
+
+    async def complete(self, session: CallSession, messages: Messages, params: dict[str, Any]) -> Completion:
+        """One completion with nothing read from it (generation); raises JudgeCallError after the last retry."""
+        return await session.complete(ChatRequest(self.model, messages, params), self.settings, self.secrets)
