@@ -12,7 +12,7 @@ import os as _os
 # litellm fetches its model cost map from the network at import unless told otherwise; never let it.
 _os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from . import agreement, aspects, datasets, distributed, meta_eval, pairwise, pipeline, sequential, templates
+from . import agreement, aspects, datasets, distributed, meta_eval, pairwise, pipeline, scoring, sequential, templates
 from ._errors import (
     ConfigurationError,
     InputError,
@@ -22,16 +22,12 @@ from ._errors import (
     ParseError,
 )
 from ._examples import load_example
-from ._generate import Generator
-from ._judge import Judge, LLMJudge
-from ._panel import LLMPanel
 from ._records import Item, Vote
-from ._results import JudgeResult, PanelResult
 from ._review import ReviewPolicy
 from ._runner import run_sync
 from ._version import __version__
 from .aspects import Aspect, AspectEvaluator, AspectResult
-from .engine import CallCache, RetryPolicy
+from .engine import CallCache, Caller, CallFailure, RetryPolicy
 from .meta_eval import MetaEvaluation, ameta_evaluate, meta_evaluate
 from .pairwise import (
     PairwiseJudge,
@@ -60,6 +56,7 @@ from .rubrics import (
     Rubric,
     RubricReport,
 )
+from .scoring import Generator, Judge, JudgeResult, LLMJudge, LLMPanel, PanelResult
 from .sequential import SequentialFrame, SequentialRater, SequentialResult, StoppingRule
 from .templates import Anchor, Template
 
@@ -88,6 +85,8 @@ __all__ = [
     "AspectEvaluator",
     "AspectResult",
     "CallCache",
+    "CallFailure",
+    "Caller",
     "ConfigurationError",
     "Criterion",
     "CriterionGrader",
@@ -153,6 +152,7 @@ __all__ = [
     "pipeline",
     "position_bias",
     "run_sync",
+    "scoring",
     "sequential",
     "templates",
 ]

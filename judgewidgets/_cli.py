@@ -23,8 +23,8 @@ from ._errors import ConfigurationError, InputError, JudgeWidgetsError
 from .templates import BUILTIN_TEMPLATES
 
 if TYPE_CHECKING:
-    from ._panel import LLMPanel
-    from ._results import PanelResult
+    from .scoring._panel import LLMPanel
+    from .scoring._results import PanelResult
 
 EXIT_OK = 0
 EXIT_JUDGES_FAILED = 1
@@ -242,9 +242,9 @@ def _missing_keys(judges: Sequence[tuple[str, str]], api_base: str | None) -> di
 
 
 def _score(args: argparse.Namespace) -> int:
-    from ._judge import LLMJudge
-    from ._panel import LLMPanel
     from .engine._litellm import is_local_model
+    from .scoring._judge import LLMJudge
+    from .scoring._panel import LLMPanel
 
     if args.output is None and not args.estimate:
         raise InputError("say where to write the scores with -o/--output (.csv, .jsonl or .parquet)")
@@ -338,8 +338,8 @@ def _say(message: str) -> None:
 
 def demo_panel() -> LLMPanel:
     """The demo's panel: three templates on the embedded judge."""
-    from ._judge import LLMJudge
-    from ._panel import LLMPanel
+    from .scoring._judge import LLMJudge
+    from .scoring._panel import LLMPanel
 
     return LLMPanel(
         [

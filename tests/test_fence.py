@@ -20,7 +20,7 @@ from judgewidgets.pairwise import PairwiseJudge, PairwisePanel
 from judgewidgets.rubrics import CriterionGrader, Dimension, LeveledRubric
 from judgewidgets.rubrics._prompts import criterion_messages
 from judgewidgets.sequential._rater import PromptVariantTemplate, rating_template
-from tests.fakes import ScriptedTransport
+from judgewidgets.testing import ScriptedTransport
 
 _NAMES = "|".join(sorted(FENCE_TAGS, key=len, reverse=True))
 _LENIENT = re.compile(r"<\s*(/?)\s*(" + _NAMES + r")(?=[\s/>]|$)", re.IGNORECASE)

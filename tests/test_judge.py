@@ -8,7 +8,8 @@ import pytest
 import judgewidgets as jw
 from judgewidgets.engine import Completion, RetryPolicy
 from judgewidgets.engine._litellm import CallFailure
-from tests.fakes import ScriptedTransport, user_text
+from judgewidgets.testing import ScriptedTransport
+from tests.fakes import user_text
 
 FAST_RETRY = RetryPolicy(initial_delay=0.001, max_delay=0.002)
 PROMPTS = ["What is 2+2?", "Capital of France?", "Largest planet?"]

@@ -7,7 +7,9 @@ import pandas as pd
 import pytest
 
 import judgewidgets as jw
-from tests.fakes import ScriptedTransport, user_text
+from judgewidgets.scoring import JudgeCostEstimate
+from judgewidgets.testing import ScriptedTransport
+from tests.fakes import user_text
 
 PROMPTS = ["What is 2+2?", "Capital of France?", "Largest planet?", "Author of Hamlet?"]
 RESPONSES = ["4", "Paris", "Mars", "Shakespeare"]
@@ -239,6 +241,45 @@ def test_custom_judges_join_a_panel() -> None:
     df = panel.score(PROMPTS, RESPONSES, progress=False).to_df()
     assert df["keyword"].tolist() == [0.0, 1.0, 0.0, 0.0]
     assert df["llm"].tolist() == [1.0] * 4
+
+
+class PricedKeywordJudge(KeywordJudge):
+    """A custom judge that fills the whole Judge role: its own check and its own cost estimate."""
+
+    def __init__(self, routable: bool = True) -> None:
+        self.routable = routable
+
+    def check(self) -> None:
+        if not self.routable:
+            raise jw.ConfigurationError("the keyword list is missing")
+
+    def estimate_items(self, items, name=None):  # type: ignore[no-untyped-def]
+        return JudgeCostEstimate(
+            judge=name or self.name,
+            model="keywords",
+            calls=len(items),
+            prompt_tokens=0,
+            completion_tokens=0,
+            cost_usd=0.0,
+        )
+
+    async def ajudge(self, items, session, progress, name=None):  # type: ignore[no-untyped-def]
+        return await super().ajudge(items, session, progress)
+
+
+def test_a_custom_judge_is_treated_like_an_llm_judge() -> None:
+    complete, minimal = PricedKeywordJudge(), KeywordJudge()
+    assert isinstance(complete, jw.Judge) and not isinstance(minimal, jw.Judge)
+    panel = jw.LLMPanel([complete, jw.LLMJudge("openai/gpt-4o-mini", name="llm")])
+    estimate = panel.estimate_cost(PROMPTS, RESPONSES).to_df()
+    assert estimate["judge"].tolist() == ["keyword", "llm"] and estimate["calls"].tolist() == [4, 4]
+    assert estimate.loc[0, "cost_usd"] == 0.0 and estimate.loc[1, "cost_usd"] > 0
+    with pytest.raises(jw.ConfigurationError, match="keyword list"):
+        jw.LLMPanel([PricedKeywordJudge(routable=False)]).score(PROMPTS, RESPONSES, progress=False)
+    # A minimal judge (name, weight, ajudge) is completed: nothing to check, calls counted but unpriced.
+    completed = jw.LLMPanel([minimal]).judges[0]
+    assert isinstance(completed, jw.Judge) and completed.judge is minimal and completed.name == "keyword"
+    assert jw.LLMPanel([minimal]).estimate_cost(PROMPTS, RESPONSES).to_df().loc[0, "cost_usd"] is None
 
 
 async def test_async_twin_inside_a_running_loop() -> None:

@@ -12,7 +12,7 @@ import judgewidgets as jw
 from judgewidgets.engine import CallSession, CallSettings, ChatRequest
 from judgewidgets.pairwise import PairwiseJudge
 from judgewidgets.rubrics import CriterionGrader, Rubric
-from tests.fakes import ScriptedTransport
+from judgewidgets.testing import ScriptedTransport
 
 LONE = json.loads('"broken emoji \\ud83d here"')
 

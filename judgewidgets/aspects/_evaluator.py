@@ -6,12 +6,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._errors import ConfigurationError
-from .._judge import LLMJudge
-from .._panel import LLMPanel
 from .._progress import Progress
 from .._records import Item, build_items
 from .._runner import run_sync
 from ..engine import CallSession
+from ..scoring._judge import LLMJudge
+from ..scoring._panel import LLMPanel
 from ._aspect import DEFAULT_THRESHOLD, Aspect, check_threshold, resolve_aspects
 from ._result import AspectResult
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .._records import Item
-from .._results import PanelResult
+from ..scoring._results import PanelResult
 from ._aspect import Aspect
 
 if TYPE_CHECKING:

@@ -29,7 +29,7 @@ from ._runners import ascore_shard
 from ._shards import OutputStore, Shard
 
 if TYPE_CHECKING:
-    from .._panel import LLMPanel
+    from ..scoring._panel import LLMPanel
 
 __all__ = ["RayRunner", "ShardFailedError", "import_ray"]
 

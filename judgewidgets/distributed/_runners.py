@@ -11,7 +11,7 @@ from .._runner import run_sync
 from ._shards import OutputStore, Shard
 
 if TYPE_CHECKING:
-    from .._panel import LLMPanel
+    from ..scoring._panel import LLMPanel
 
 __all__ = ["LocalRunner", "ShardRunner", "ascore_shard"]
 

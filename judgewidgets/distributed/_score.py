@@ -10,10 +10,10 @@ from typing import Any, Literal
 import pandas as pd
 
 from .._errors import ConfigurationError, InputError
-from .._panel import LLMPanel
 from .._progress import Progress, make_progress
 from .._records import Vote, build_items
-from .._results import PanelResult
+from ..scoring._panel import LLMPanel
+from ..scoring._results import PanelResult
 from ._ray import RayRunner
 from ._runners import LocalRunner, ShardRunner
 from ._shards import OutputStore, cut_shards, default_shard_count, fingerprint, load_table

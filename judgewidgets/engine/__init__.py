@@ -4,7 +4,7 @@ from ._ask import Answer, ask
 from ._cache import CallCache
 from ._caller import Caller, resolve_cache
 from ._client import CallSession, CallSettings
-from ._litellm import LiteLLMTransport
+from ._litellm import CallFailure, LiteLLMTransport
 from ._openai_http import OpenAIHTTPTransport
 from ._request import ChatRequest, Completion
 from ._retry import RetryPolicy
@@ -15,6 +15,7 @@ __all__ = [
     "Answer",
     "AutoTransport",
     "CallCache",
+    "CallFailure",
     "CallSession",
     "CallSettings",
     "Caller",

@@ -84,9 +84,9 @@ class PanelBuilderModel:
 
     def build(self) -> Any:
         """The configured LLMPanel, or a CriterionGrader when a rubric is chosen."""
-        from .._judge import LLMJudge
-        from .._panel import LLMPanel
         from ..rubrics import CriterionGrader
+        from ..scoring._judge import LLMJudge
+        from ..scoring._panel import LLMPanel
 
         if not self.judges:
             raise ConfigurationError("add at least one judge")

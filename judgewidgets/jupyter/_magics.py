@@ -192,7 +192,7 @@ class JudgeMagics(Magics):
         return parse_items(body)
 
     def _run_score(self, args: Any, body: str) -> tuple[Any, pd.DataFrame, Any]:
-        from .._panel import LLMPanel
+        from ..scoring._panel import LLMPanel
 
         items = self._items(args, body)
         if "response" not in items:
@@ -348,7 +348,7 @@ def load_ipython_extension(ipython: Any) -> None:
     """`%load_ext judgewidgets` registers the magics and makes charts render offline (see use_offline_charts);
     in terminal IPython, which cannot draw them, a chart is saved as an HTML file and its path shown."""
     from .._display import notebook_frontend
-    from ..charts._terminal import use_file_charts
+    from ._terminal import use_file_charts
 
     ipython.register_magics(JudgeMagics)
     if notebook_frontend():

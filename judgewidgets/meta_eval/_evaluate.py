@@ -18,8 +18,6 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigurationError, InputError
-from .._judge import LLMJudge
-from .._panel import LLMPanel
 from .._progress import Progress
 from .._run import run_scope
 from .._runner import run_sync
@@ -30,6 +28,8 @@ from ..engine import CallSession
 from ..pairwise._judge import PairwiseComparer
 from ..pairwise._records import PairItem, a_better, pointwise_outcome
 from ..pairwise._scales import swap_slot
+from ..scoring._judge import LLMJudge
+from ..scoring._panel import LLMPanel
 from ._published import published
 
 if TYPE_CHECKING:

@@ -12,11 +12,9 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import pandas as pd
 from pydantic import Field, create_model
 
-from .._aggregate import check_judge_weight
 from .._constants import DEFAULT_REASKS, DEFAULT_TIE_MARGIN
 from .._errors import ConfigurationError
 from .._fence import fence
-from .._judge import LLMJudge
 from .._probabilities import label_probabilities
 from .._progress import Progress, counted
 from .._records import Item, Vote
@@ -25,6 +23,8 @@ from .._runner import run_sync
 from ..engine import Answer, CallCache, Caller, CallSession, CallSettings, RetryPolicy, Transport
 from ..engine._litellm import is_local_model
 from ..engine._request import masked
+from ..scoring._aggregate import check_judge_weight
+from ..scoring._judge import LLMJudge
 from ..templates import Template
 from ..templates._parse import own_verdict
 from ._batch import pairs_from, results_table

@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
-from .._aggregate import check_weights
 from .._errors import ConfigurationError
 from .._progress import Progress
 from .._run import run_scope
 from .._runner import run_sync
 from ..engine import CallSession
+from ..scoring._aggregate import check_weights
 from ._batch import pairs_from
 from ._judge import PairwiseJudge
 from ._records import OrderVerdict, PairItem, PairwiseResult, Winner, build_pairs, verdict_rows

@@ -22,8 +22,6 @@ from typing import Any
 import pandas as pd
 
 from .._errors import ConfigurationError, InputError
-from .._judge import LLMJudge
-from .._panel import LLMPanel
 from .._progress import Progress, counted
 from .._records import _as_text_list, build_items
 from .._run import run_scope
@@ -32,6 +30,8 @@ from ..aspects import AspectEvaluator
 from ..engine import CallSession
 from ..pairwise import PairwiseComparer
 from ..rubrics import CriterionGrader, LeveledRubric, Rubric
+from ..scoring._judge import LLMJudge
+from ..scoring._panel import LLMPanel
 from ._stages import AspectStage, JudgeStage, PairwiseStage, PipelineItem, PipelineStage, RubricStage, StageScore
 
 RESERVED_COLUMNS = frozenset(

@@ -23,8 +23,6 @@ from typing import Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from .._errors import ConfigurationError
-from .._judge import LLMJudge
-from .._panel import LLMPanel
 from .._progress import NoProgress
 from .._records import Item
 from ..aspects import AspectEvaluator
@@ -33,6 +31,8 @@ from ..pairwise import PairwiseComparer
 from ..pairwise._records import PairItem
 from ..rubrics import CriterionGrader, LeveledRubric, Rubric
 from ..rubrics._dimensions import as_grader
+from ..scoring._judge import LLMJudge
+from ..scoring._panel import LLMPanel
 
 
 @dataclass(frozen=True)

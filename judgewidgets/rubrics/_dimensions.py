@@ -27,12 +27,12 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from .._errors import ConfigurationError, InputError
-from .._judge import LLMJudge
 from .._progress import Progress
 from .._records import _as_text_list
 from .._run import run_scope
 from .._runner import run_sync
 from ..engine import CallSession
+from ..scoring._judge import LLMJudge
 from ._criterion import Criterion, CriterionOption
 from ._grader import CriterionGrader
 from ._records import RubricReport

@@ -11,13 +11,13 @@ from typing import Any
 import pandas as pd
 
 from .._errors import ConfigurationError, InputError
-from .._judge import LLMJudge
 from .._probabilities import label_probabilities, prefix_free
 from .._progress import Progress, counted
 from .._records import _as_text_list, check_encodable
 from .._run import run_scope
 from .._runner import run_sync
 from ..engine import Answer, CallSession
+from ..scoring._judge import LLMJudge
 from ._aggregate import aggregate_binary, aggregate_choice
 from ._criterion import (
     BINARY_AGGREGATIONS,

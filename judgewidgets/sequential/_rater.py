@@ -14,12 +14,12 @@ import pandas as pd
 
 from .._errors import ConfigurationError, InputError
 from .._fence import fence
-from .._judge import LLMJudge
 from .._progress import Progress, counted
 from .._records import Item, Vote, build_items
 from .._run import run_scope
 from .._runner import run_sync
 from ..engine import CallSession
+from ..scoring._judge import LLMJudge
 from ..templates import Anchor, Template
 from ._methods import make_rule, method_name
 from ._precision import Precision

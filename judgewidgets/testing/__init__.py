@@ -1,4 +1,4 @@
-"""A loopback OpenAI-compatible server for testing evaluations without a paid API, like httpx's MockTransport.
+"""Testing evaluations without a paid API: a loopback OpenAI-compatible server, and a scripted transport.
 
 ```python
 from judgewidgets.testing import FaultPlan, OpenAITestServer, json_score
@@ -13,19 +13,25 @@ Directives in the last user message plant per-item behaviour: `[[reply:TEXT]]` a
 `[[fault:KIND]]` always fails; `[[fault-once:KIND]]` fails the first time that exact request body is seen.
 KIND is `429`, `500`, `503`, `400`, `422`, `timeout`, `malformed`, `empty` (or a `FaultPlan` field name, e.g.
 `context_exceeded`, `content_policy`).
+
+Without a server, `ScriptedTransport(reply)` answers each request with `reply(request, attempt)` in-process (as
+httpx's `MockTransport` does): `jw.LLMJudge("openai/test", transport=ScriptedTransport(lambda r, a: '{"score": 4}'))`.
 """
 
 from ._faults import FaultKind, FaultPlan
 from ._responders import Responder, echo, fixed, hashed_score, json_score
 from ._server import OpenAITestServer
 from ._stats import RecordedRequest, ServerStats
+from ._transport import Reply, ScriptedTransport
 
 __all__ = [
     "FaultKind",
     "FaultPlan",
     "OpenAITestServer",
     "RecordedRequest",
+    "Reply",
     "Responder",
+    "ScriptedTransport",
     "ServerStats",
     "echo",
     "fixed",

@@ -12,7 +12,8 @@ import pytest
 import judgewidgets as jw
 from judgewidgets.aspects import BUILTIN_ASPECTS, Aspect, AspectEvaluator
 from judgewidgets.engine._litellm import CallFailure
-from tests.fakes import ScriptedTransport, user_text
+from judgewidgets.testing import ScriptedTransport
+from tests.fakes import user_text
 
 PASSWORD_PROMPT = "How do I reset my password?"
 PASSWORD_RESPONSE = (

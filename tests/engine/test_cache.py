@@ -86,7 +86,7 @@ async def test_identical_requests_in_flight_are_answered_once(tmp_path) -> None:
 
     import judgewidgets as jw
     from judgewidgets.engine import CallSession
-    from tests.fakes import ScriptedTransport
+    from judgewidgets.testing import ScriptedTransport
 
     transport = ScriptedTransport(lambda r, a: '{"score": 4}', delay=0.05)
     judge = jw.LLMJudge("openai/m", transport=transport, cache=jw.CallCache(tmp_path / "c.sqlite"))

@@ -12,7 +12,7 @@ from judgewidgets._constants import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S, 
 from judgewidgets._run import run_scope
 from judgewidgets.engine import Caller, CallSession
 from judgewidgets.engine._request import token_logprobs
-from tests.fakes import ScriptedTransport
+from judgewidgets.testing import ScriptedTransport
 
 TOKENS = [
     {"token": '{"', "logprob": -0.01, "top_logprobs": [{"token": '{"', "logprob": -0.01}]},

@@ -118,7 +118,7 @@ def test_in_terminal_ipython_a_chart_is_a_saved_file_not_a_widget_repr(
 
     from judgewidgets.jupyter._magics import load_ipython_extension
 
-    monkeypatch.setattr("judgewidgets.charts._terminal.chart_folder", lambda: tmp_path)
+    monkeypatch.setattr("judgewidgets.jupyter._terminal.chart_folder", lambda: tmp_path)
     load_ipython_extension(ip)  # what %load_ext does the first time in a session
     assert alt.renderers.active == "judgewidgets_file"
     ip.user_ns["answers"] = pd.DataFrame({"q": ["2+2?", "3+3?"], "a": ["4", "6"]})

@@ -8,7 +8,8 @@ import pytest
 import judgewidgets as jw
 from judgewidgets.datasets import LLMBAR_SUBSETS
 from judgewidgets.engine import Completion
-from tests.fakes import ScriptedTransport, user_text
+from judgewidgets.testing import ScriptedTransport
+from tests.fakes import user_text
 from tests.pairwise.helpers import slots
 
 

@@ -6,7 +6,8 @@ import json
 import re
 from collections.abc import Callable
 
-from tests.fakes import ScriptedTransport, user_text
+from judgewidgets.testing import ScriptedTransport
+from tests.fakes import user_text
 
 
 def slots(request) -> tuple[str, str]:  # type: ignore[no-untyped-def]

@@ -6,8 +6,9 @@ import pytest
 
 import judgewidgets as jw
 from judgewidgets.pairwise import PairwiseJudge, flips_by_gap, position_bias
+from judgewidgets.testing import ScriptedTransport
 from tests.datasets import llmbar_natural
-from tests.fakes import ScriptedTransport, user_text
+from tests.fakes import user_text
 from tests.pairwise.helpers import answer, slots
 
 

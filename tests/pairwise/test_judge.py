@@ -7,7 +7,8 @@ import judgewidgets as jw
 from judgewidgets.engine import RetryPolicy
 from judgewidgets.engine._litellm import CallFailure
 from judgewidgets.pairwise import PairwiseJudge, position_bias
-from tests.fakes import ScriptedTransport, user_text
+from judgewidgets.testing import ScriptedTransport
+from tests.fakes import user_text
 from tests.pairwise.helpers import answer, prefers, slots
 
 FAST_RETRY = RetryPolicy(initial_delay=0.001, max_delay=0.002)

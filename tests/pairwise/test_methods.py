@@ -8,7 +8,8 @@ import judgewidgets as jw
 from judgewidgets._constants import LOCAL_MAX_CONCURRENCY, LOCAL_TIMEOUT_S
 from judgewidgets.engine import Completion
 from judgewidgets.pairwise import PairwiseJudge
-from tests.fakes import ScriptedTransport, user_text
+from judgewidgets.testing import ScriptedTransport
+from tests.fakes import user_text
 from tests.pairwise.helpers import slots
 
 

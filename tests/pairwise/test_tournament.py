@@ -18,7 +18,7 @@ from judgewidgets.pairwise import (
     kendall_tau,
     position_bias,
 )
-from tests.fakes import ScriptedTransport
+from judgewidgets.testing import ScriptedTransport
 from tests.pairwise.helpers import answer, slots
 
 STRENGTHS = {"weak": -1.5, "meh": -0.5, "fine": 0.5, "good": 1.5, "best": 2.5}

@@ -22,7 +22,8 @@ from judgewidgets.pipeline import (
     StageScore,
 )
 from judgewidgets.rubrics import Dimension, LeveledRubric
-from tests.fakes import ScriptedTransport, user_text
+from judgewidgets.testing import ScriptedTransport
+from tests.fakes import user_text
 from tests.pairwise.helpers import prefers
 
 PROMPTS = ["What is the capital of France?", "What is 2 + 2?"]

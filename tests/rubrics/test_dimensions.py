@@ -11,7 +11,8 @@ import pytest
 import judgewidgets as jw
 from judgewidgets.engine._litellm import CallFailure
 from judgewidgets.rubrics import Dimension, LeveledRubric
-from tests.fakes import ScriptedTransport, user_text
+from judgewidgets.testing import ScriptedTransport
+from tests.fakes import user_text
 
 QUESTION = "What is the capital of France?"
 CONTEXT = "Paris is the capital and most populous city of France."

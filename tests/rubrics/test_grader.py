@@ -10,7 +10,7 @@ import pytest
 
 import judgewidgets as jw
 from judgewidgets.engine._litellm import CallFailure
-from tests.fakes import ScriptedTransport
+from judgewidgets.testing import ScriptedTransport
 
 RUBRIC = jw.Rubric.from_yaml(
     """

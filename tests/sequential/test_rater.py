@@ -10,7 +10,8 @@ import judgewidgets as jw
 from judgewidgets.engine import RetryPolicy
 from judgewidgets.engine._litellm import CallFailure
 from judgewidgets.sequential import SEED_DISTRIBUTION, SequentialFrame, SequentialRater, SequentialResult
-from tests.fakes import ScriptedTransport, user_text
+from judgewidgets.testing import ScriptedTransport
+from tests.fakes import user_text
 
 POINTS = np.arange(1, 11)
 NO_RETRY = RetryPolicy(max_retries=0)

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from .._records import Item, Vote
+from .._review import ReviewPolicy, failure_kind, review_table
 from ._aggregate import aggregate
-from ._records import Item, Vote
-from ._review import ReviewPolicy, failure_kind, review_table
 
 if TYPE_CHECKING:
     import altair as alt
@@ -180,9 +180,9 @@ class PanelResult:
 
     def chart(self) -> alt.HConcatChart:
         """Judge × item heatmap of scores beside each judge's score distribution."""
-        from .charts import panel_chart
+        from ._chart import panel_chart
 
-        return panel_chart(self)
+        return panel_chart(self.votes, pd.DataFrame(_item_columns(self.items)), self.judges)
 
     def _repr_html_(self) -> str:
         return self.to_df()._repr_html_()  # type: ignore[operator]

@@ -6,18 +6,18 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
+from .._errors import ConfigurationError, InputError
+from .._progress import Progress
+from .._records import Item, Vote, build_items
+from .._run import run_scope
+from .._runner import run_sync
+from ..engine import CallSession
+from ..templates import Template
 from ._aggregate import check_weights
-from ._cost import CostEstimate, estimate_judge
-from ._errors import ConfigurationError, InputError
+from ._cost import CostEstimate, JudgeCostEstimate, unpriced
 from ._generate import Generator
 from ._judge import Judge, LLMJudge
-from ._progress import Progress
-from ._records import Item, Vote, build_items
 from ._results import PanelResult
-from ._run import run_scope
-from ._runner import run_sync
-from .engine import CallSession
-from .templates import Template
 
 
 class LLMPanel:
@@ -57,12 +57,7 @@ class LLMPanel:
                     changes["explanations"] = True
                 if changes:
                     judge = judge.with_options(**changes)
-            elif not isinstance(judge, Judge):
-                raise ConfigurationError(
-                    f"judge {i} is a {type(judge).__name__}; give a model string, an LLMJudge, or an object with "
-                    "name, weight and async ajudge(items, session, progress)"
-                )
-            built.append(judge)
+            built.append(as_judge(judge, i))
         self.judges: list[Judge] = built
         self.names = [j.name or f"judge_{i + 1}" for i, j in enumerate(built)]
         duplicated = sorted({n for n in self.names if self.names.count(n) > 1})
@@ -83,8 +78,7 @@ class LLMPanel:
     def check(self) -> None:
         """Raise ConfigurationError now for any judge whose model cannot be routed."""
         for judge in self.judges:
-            if isinstance(judge, LLMJudge):
-                judge.check()
+            judge.check()
 
     def estimate_cost(
         self,
@@ -94,7 +88,7 @@ class LLMPanel:
     ) -> CostEstimate:
         """Tokens and dollars every judge would spend on the batch (no call is made)."""
         items = build_items(prompts, responses, references)
-        return CostEstimate(judges=[estimate_judge(j, n, items) for j, n in zip(self.judges, self.names)])
+        return CostEstimate(judges=[j.estimate_items(items, n) for j, n in zip(self.judges, self.names)])
 
     # --- scoring ---------------------------------------------------------------------------------------------
 
@@ -129,12 +123,7 @@ class LLMPanel:
         total = len(items) * len(self.judges)
         async with run_scope(progress, total, f"panel of {len(self.judges)} judges", session=session) as run:
             per_judge = await asyncio.gather(
-                *(
-                    judge.ajudge(items, run.session, run.progress, name)  # type: ignore[call-arg]
-                    if isinstance(judge, LLMJudge)
-                    else judge.ajudge(items, run.session, run.progress)
-                    for judge, name in zip(self.judges, self.names)
-                )
+                *(judge.ajudge(items, run.session, run.progress, name) for judge, name in zip(self.judges, self.names))
             )
         votes = []
         for name, judge_votes in zip(self.names, per_judge):
@@ -196,3 +185,59 @@ class LLMPanel:
             weights=self.weights,
             explaining=self.explaining,
         )
+
+
+def as_judge(judge: object, position: int = 0) -> Judge:
+    """`judge` in the Judge role: a Judge as it is; a minimal judge (a name, a weight and an async
+    `ajudge(items, session, progress)`) completed with what it leaves out, so that a panel treats every judge
+    alike: its own `check()` when it has one (else nothing to check), its own `estimate_items` when it has one
+    (else its calls counted and unpriced). ConfigurationError for anything else."""
+    if isinstance(judge, Judge):
+        return judge
+    if all(hasattr(judge, member) for member in ("name", "weight", "ajudge")):
+        return MinimalJudge(judge)
+    raise ConfigurationError(
+        f"judge {position} is a {type(judge).__name__}; give a model string, an LLMJudge, or an object with "
+        "name, weight and async ajudge(items, session, progress)"
+    )
+
+
+class MinimalJudge:
+    """A minimal judge completed to the Judge role (see `as_judge`); every other attribute is the judge's own."""
+
+    def __init__(self, judge: Any) -> None:
+        self.judge = judge
+
+    def __getattr__(self, attribute: str) -> Any:
+        if "judge" not in self.__dict__:  # being unpickled: nothing to forward to yet
+            raise AttributeError(attribute)
+        return getattr(self.__dict__["judge"], attribute)
+
+    def __repr__(self) -> str:
+        return repr(self.judge)
+
+    @property
+    def name(self) -> str | None:
+        return self.judge.name
+
+    @property
+    def weight(self) -> float:
+        return float(self.judge.weight)
+
+    def check(self) -> None:
+        check = getattr(self.judge, "check", None)
+        if callable(check):
+            check()
+
+    def estimate_items(self, items: Sequence[Item], name: str | None = None) -> JudgeCostEstimate:
+        estimate = getattr(self.judge, "estimate_items", None)
+        if callable(estimate):
+            return estimate(items, name)
+        kind = type(self.judge).__name__
+        return unpriced(name or self.name or kind, str(getattr(self.judge, "model", kind)), len(items))
+
+    async def ajudge(
+        self, items: Sequence[Item], session: CallSession, progress: Progress, name: str | None = None
+    ) -> list[Vote]:
+        """The judge's own votes (a panel relabels them with the judge's name in the panel)."""
+        return list(await self.judge.ajudge(items, session, progress))

@@ -6,9 +6,9 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from ._errors import JudgeCallError
-from ._progress import Progress, counted
-from .engine import Caller, CallSession, CallSettings
+from .._errors import JudgeCallError
+from .._progress import Progress, counted
+from ..engine import Caller, CallSession, CallSettings
 
 
 class Generator:

@@ -9,7 +9,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from ._errors import ConfigurationError
+from .._errors import ConfigurationError
 
 Aggregation = Literal["avg", "median", "min", "max", "weighted_avg"]
 AGGREGATIONS: tuple[str, ...] = ("avg", "median", "min", "max", "weighted_avg")

@@ -5,31 +5,43 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from .._constants import DEFAULT_REASKS
+from .._probabilities import expected_value
+from .._progress import Progress, counted
+from .._records import Item, Vote, build_items
+from .._run import run_scope
+from .._runner import run_sync
+from ..engine import CallCache, Caller, CallSession, CallSettings, RetryPolicy, Transport, TransportChoice
+from ..engine._request import masked
+from ..templates import Anchor, Template, get_template
 from ._aggregate import check_judge_weight
-from ._constants import DEFAULT_REASKS
-from ._cost import CostEstimate, estimate_judge
-from ._probabilities import expected_value
-from ._progress import Progress, counted
-from ._records import Item, ScoreSource, Vote, build_items
+from ._cost import CostEstimate, JudgeCostEstimate, estimate_calls, typical_completion_tokens
+from ._probability import ProbabilityReading, read_probabilities
 from ._results import JudgeResult
-from ._run import run_scope
-from ._runner import run_sync
-from .engine import Answer, CallCache, Caller, CallSession, CallSettings, RetryPolicy, Transport, TransportChoice
-from .engine._request import masked
-from .templates import Anchor, Template, get_template
 
 
 @runtime_checkable
 class Judge(Protocol):
-    """The judge role: anything with a name and weight that votes on items. LLMJudge is the built-in one."""
+    """The judge role: what a panel asks of every judge, LLMJudge included.
+
+    A name and a weight; `check()` raises ConfigurationError before any call when the judge cannot run;
+    `estimate_items` says what judging `items` would cost (no call is made); `ajudge` votes on every item, in
+    order, recording failures on their votes (never raising), labelling votes `name` when given. A panel also
+    takes a minimal judge with only a name, a weight and `ajudge(items, session, progress)`: see `as_judge`.
+    """
 
     name: str | None
     weight: float
 
-    async def ajudge(self, items: Sequence[Item], session: CallSession, progress: Progress) -> list[Vote]: ...
+    def check(self) -> None: ...
+
+    def estimate_items(self, items: Sequence[Item], name: str | None = None) -> JudgeCostEstimate: ...
+
+    async def ajudge(
+        self, items: Sequence[Item], session: CallSession, progress: Progress, name: str | None = None
+    ) -> list[Vote]: ...
 
 
 class LLMJudge:
@@ -166,8 +178,16 @@ class LLMJudge:
         references: Sequence[str | None] | None = None,
     ) -> CostEstimate:
         """Tokens and dollars this judge would spend on the batch (no call is made)."""
-        items = build_items(prompts, responses, references)
-        return CostEstimate(judges=[estimate_judge(self, self.display_name, items)])
+        return CostEstimate(judges=[self.estimate_items(build_items(prompts, responses, references))])
+
+    def estimate_items(self, items: Sequence[Item], name: str | None = None) -> JudgeCostEstimate:
+        """Tokens and dollars of judging `items`: the prompt tokens of the very requests a run sends, and a
+        typical completion length."""
+        params = self.request_params(prefilled=self.uses_prefill())
+        requests = [self.messages(item, params) for item in items]
+        return estimate_calls(
+            self.caller, name or self.display_name, requests, typical_completion_tokens(self.explanations)
+        )
 
     def uses_probabilities(self) -> bool:
         """Whether calls ask for logprobs: `probability_weighted`, else wherever the model can return them."""
@@ -234,11 +254,10 @@ class LLMJudge:
         votes = (counted(progress, self.ajudge_one(i, item, session, params, label)) for i, item in enumerate(items))
         return list(await asyncio.gather(*votes))
 
-    async def ajudge_one(
-        self, index: int, item: Item, session: CallSession, params: dict[str, Any], label: str, sample: int = 0
-    ) -> Vote:
-        """This judge's vote on one item; `sample` distinguishes repeated draws of the same item in the cache."""
-        messages = self.template.messages(
+    def messages(self, item: Item, params: dict[str, Any]) -> tuple[dict[str, str], ...]:
+        """The messages of the request that judges `item` with `params` (prefilled when they ask for no schema
+        and the judge prefills)."""
+        return self.template.messages(
             item.prompt,
             item.response,
             item.reference,
@@ -247,6 +266,12 @@ class LLMJudge:
             anchors=self.anchors,
             prefill="response_format" not in params and self.uses_prefill(),
         )
+
+    async def ajudge_one(
+        self, index: int, item: Item, session: CallSession, params: dict[str, Any], label: str, sample: int = 0
+    ) -> Vote:
+        """This judge's vote on one item; `sample` distinguishes repeated draws of the same item in the cache."""
+        messages = self.messages(item, params)
         answer = await self.caller.ask(session, messages, params, self.template.read, sample)
         score = math.nan
         explanation = None
@@ -276,28 +301,3 @@ class LLMJudge:
             cached=answer.cached and answer.completion is not None,
             attempts=max(answer.attempts, 1),
         )
-
-
-@dataclass(frozen=True)
-class ProbabilityReading:
-    """What a vote says about its probabilities: where its score came from and why, if not from them."""
-
-    probabilities: dict[str, float] | None = None
-    confidence: float | None = None
-    source: ScoreSource = "answer"
-    fallback: str | None = None
-
-
-def read_probabilities(template: Template, answer: Answer[Any]) -> ProbabilityReading:
-    """The judge's probabilities over the template's answers in `answer`, or why they are not there."""
-    if not template.probability_readable():
-        return ProbabilityReading(fallback="the template's answers cannot be told apart by one token")
-    if not answer.logprobs:
-        return ProbabilityReading(fallback="the model returned no logprobs")
-    found = template.answer_probabilities(answer.logprobs, answer.prefill)
-    if found is None:
-        return ProbabilityReading(fallback="no answer among the alternatives at the answer's token")
-    probabilities, _coverage = found
-    return ProbabilityReading(
-        probabilities=probabilities, confidence=max(probabilities.values()), source="probabilities"
-    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -9,32 +10,33 @@ import pandas as pd
 if TYPE_CHECKING:
     import altair as alt
 
-    from .._results import PanelResult
-
 
 def _shorten(text: str, limit: int = 120) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def panel_chart(result: PanelResult) -> alt.HConcatChart:
-    """Heatmap of every judge's score on every item, beside boxplots of each judge's scores."""
+def panel_chart(votes: pd.DataFrame, items: pd.DataFrame, judges: Sequence[str] | None = None) -> alt.HConcatChart:
+    """Heatmap of every judge's score on every item, beside boxplots of each judge's scores.
+
+    `votes` is the tidy table of votes (item, judge, score, explanation, error: `PanelResult.votes`), `items`
+    has a prompt and a response per item (row i is item i), `judges` orders the columns (default: as they come).
+    """
     import altair as alt
 
-    votes = result.votes
-    items = pd.DataFrame(
+    shown = pd.DataFrame(
         {
-            "item": range(len(result.items)),
-            "prompt": [_shorten(i.prompt) for i in result.items],
-            "response": [_shorten(i.response) for i in result.items],
+            "item": range(len(items)),
+            "prompt": [_shorten(p) for p in items["prompt"]],
+            "response": [_shorten(r) for r in items["response"]],
         }
     )
-    data = votes.merge(items, on="item")
+    data = votes.merge(shown, on="item")
     data["explanation"] = data["explanation"].fillna("").map(_shorten)
     data["error"] = data["error"].fillna("")
     data["score_text"] = data["score"].map(lambda s: "" if pd.isna(s) else f"{s:.2f}")
-    judges = list(result.judges)
-    height = max(120, min(18 * len(result.items), 600))
+    judges = list(judges) if judges is not None else list(dict.fromkeys(votes["judge"]))
+    height = max(120, min(18 * len(items), 600))
     base = alt.Chart(data).encode(
         x=alt.X("judge:N", sort=judges, title="judge"),
         y=alt.Y("item:O", title="item"),

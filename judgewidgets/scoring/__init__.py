@@ -1,0 +1,25 @@
+"""Scoring single responses: a judge (a Caller and a Template), panels of judges, their results, aggregates,
+cost estimates, generating responses first, and the panel chart."""
+
+from ._aggregate import aggregate
+from ._chart import panel_chart
+from ._cost import CostEstimate, JudgeCostEstimate
+from ._generate import Generator
+from ._judge import Judge, LLMJudge
+from ._panel import LLMPanel, MinimalJudge, as_judge
+from ._results import JudgeResult, PanelResult
+
+__all__ = [
+    "CostEstimate",
+    "Generator",
+    "Judge",
+    "JudgeCostEstimate",
+    "JudgeResult",
+    "LLMJudge",
+    "LLMPanel",
+    "MinimalJudge",
+    "PanelResult",
+    "aggregate",
+    "as_judge",
+    "panel_chart",
+]
