@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from ._errors import InputError
+from .engine import Usage
 from .engine._request import unencodable
 
 ScoreSource = Literal["probabilities", "answer"]
@@ -25,8 +26,9 @@ class Item:
     context: str | None = None
 
 
-class Vote(BaseModel):
-    """One judge's verdict on one item, with what it cost. `score` is NaN and `error` set when it failed."""
+class Vote(Usage):
+    """One judge's verdict on one item, with what it cost (its Usage). `score` is NaN and `error` set when it
+    failed."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -50,12 +52,6 @@ class Vote(BaseModel):
     confidence: float | None = Field(
         None, description="Probability of the judge's most likely answer (from `probabilities`), in [0, 1]."
     )
-    latency_s: float = 0.0
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    cost_usd: float | None = None
-    cached: bool = False
-    attempts: int = 1
 
 
 def check_encodable(name: str, position: int | None, text: str) -> None:

@@ -10,6 +10,7 @@ from ._request import ChatRequest, Completion
 from ._retry import RetryPolicy
 from ._routing import AutoTransport, TransportChoice, resolve_transport, select_transport
 from ._transport import Transport
+from ._usage import Usage
 
 __all__ = [
     "Answer",
@@ -26,6 +27,7 @@ __all__ = [
     "RetryPolicy",
     "Transport",
     "TransportChoice",
+    "Usage",
     "ask",
     "resolve_cache",
     "resolve_transport",

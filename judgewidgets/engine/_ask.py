@@ -18,6 +18,7 @@ from typing import Any, Generic, TypeVar
 from .._errors import JudgeCallError
 from ._client import CallSession, CallSettings
 from ._request import ChatRequest, Completion
+from ._usage import Usage
 
 T = TypeVar("T")
 
@@ -39,6 +40,18 @@ class Answer(Generic[T]):
     attempts: int = 0
     completion: Completion | None = None
     prefill: str = ""
+
+    def usage(self) -> Usage:
+        """What this question cost, every attempt and re-ask included (no answer: unknown tokens and cost)."""
+        answered = self.completion is not None
+        return Usage(
+            latency_s=self.latency_s,
+            prompt_tokens=self.prompt_tokens or None,
+            completion_tokens=self.completion_tokens or None,
+            cost_usd=self.cost_usd if answered else None,
+            cached=self.cached and answered,
+            attempts=max(self.attempts, 1),
+        )
 
     @property
     def logprobs(self) -> list[dict[str, Any]] | None:

@@ -20,11 +20,12 @@ from .._progress import Progress, counted
 from .._records import Item, Vote
 from .._run import run_scope
 from .._runner import run_sync
-from ..engine import Answer, CallCache, Caller, CallSession, CallSettings, RetryPolicy, Transport
+from ..engine import Answer, CallCache, Caller, CallSession, CallSettings, RetryPolicy, Transport, Usage
 from ..engine._litellm import is_local_model
 from ..engine._request import masked
+from ..scoring import CostEstimate, JudgeCostEstimate, LLMJudge
 from ..scoring._aggregate import check_judge_weight
-from ..scoring._judge import LLMJudge
+from ..scoring._cost import estimate_calls, typical_completion_tokens
 from ..templates import Template
 from ..templates._parse import own_verdict
 from ._batch import pairs_from, results_table
@@ -442,6 +443,43 @@ class PairwiseJudge:
 
         return list(await asyncio.gather(*(counted(progress, one(item)) for item in items)))
 
+    def _order_messages(self, item: PairItem, swapped: bool) -> tuple[dict[str, str], ...]:
+        """The messages of one order's request (b shown first when `swapped`)."""
+        first, second = (item.response_b, item.response_a) if swapped else (item.response_a, item.response_b)
+        reference = item.reference if item.reference is not None else self.reference
+        return self.messages(item.question, first, second, reference)
+
+    def _scored(self, item: PairItem) -> list[Item]:
+        """The two responses as the pointwise method scores them, each alone."""
+        reference = item.reference if item.reference is not None else self.reference
+        return [Item(item.question, response, reference) for response in (item.response_a, item.response_b)]
+
+    def _requests(self, item: PairItem) -> list[tuple[dict[str, str], ...]]:
+        """The messages of every request comparing `item` sends (what an estimate counts)."""
+        if self.method == "pointwise":
+            judge = self.pointwise_judge
+            params = judge.request_params(prefilled=judge.uses_prefill())
+            return [judge.messages(one, params) for one in self._scored(item)]
+        return [self._order_messages(item, swapped) for swapped in ((False, True) if self.swap else (False,))]
+
+    def estimate_items(self, items: Sequence[PairItem], name: str | None = None) -> JudgeCostEstimate:
+        """Tokens and dollars of comparing `items` (no call is made): the prompt tokens of the very requests a
+        run sends, both orders or both pointwise scores, and a typical completion length."""
+        requests = [messages for item in items for messages in self._requests(item)]
+        completion = typical_completion_tokens(self.explanations)
+        return estimate_calls(self.caller, name or self.display_name, requests, completion)
+
+    def estimate_cost(
+        self,
+        data: pd.DataFrame | Sequence[str],
+        responses_a: Sequence[str] | None = None,
+        responses_b: Sequence[str] | None = None,
+        references: Sequence[str | None] | None = None,
+    ) -> CostEstimate:
+        """What `compare_many` on the same arguments would spend (no call is made)."""
+        items, _ = pairs_from(data, responses_a, responses_b, references)
+        return CostEstimate(judges=[self.estimate_items(items)])
+
     async def _orders(
         self, item: PairItem, session: CallSession, params: dict[str, Any], label: str
     ) -> list[OrderVerdict]:
@@ -451,12 +489,8 @@ class PairwiseJudge:
     async def _order(
         self, item: PairItem, swapped: bool, session: CallSession, params: dict[str, Any], label: str
     ) -> OrderVerdict:
-        first, second = (item.response_b, item.response_a) if swapped else (item.response_a, item.response_b)
-        reference = item.reference if item.reference is not None else self.reference
-        answer = await self.caller.ask(
-            session, self.messages(item.question, first, second, reference), params, self.read
-        )
-        spent = _spent(answer)
+        answer = await self.caller.ask(session, self._order_messages(item, swapped), params, self.read)
+        spent = answer.usage().usage_fields()
         if answer.value is None:
             return OrderVerdict(judge=label, swapped=swapped, raw=answer.content, error=answer.error, **spent)
         verdict, confidence, aspects, explanation = answer.value
@@ -488,8 +522,7 @@ class PairwiseJudge:
         self, item: PairItem, session: CallSession, params: dict[str, Any], label: str
     ) -> list[OrderVerdict]:
         """Score a and b alone; both orders carry the same outcome (a's call on the first, b's on the second)."""
-        reference = item.reference if item.reference is not None else self.reference
-        scored = [Item(item.question, response, reference) for response in (item.response_a, item.response_b)]
+        scored = self._scored(item)
         judge = self.pointwise_judge
         vote_a, vote_b = await asyncio.gather(
             *(judge.ajudge_one(i, one, session, params, label) for i, one in enumerate(scored))
@@ -499,7 +532,7 @@ class PairwiseJudge:
         calls = {False: (vote_a,), True: (vote_b,)} if self.swap else {False: (vote_a, vote_b)}
         verdicts = []
         for swapped, votes in calls.items():
-            spent = _vote_spent(*votes)
+            spent = Usage.total(votes).usage_fields()
             raw = f"a: {vote_a.raw} | b: {vote_b.raw}"
             if error:
                 verdicts.append(OrderVerdict(judge=label, swapped=swapped, raw=raw, error=error, **spent))
@@ -519,32 +552,6 @@ class PairwiseJudge:
                 )
             )
         return verdicts
-
-
-def _spent(answer: Answer[Any]) -> dict[str, Any]:
-    """The accounting fields of an order's verdict from the answer that produced it."""
-    return {
-        "latency_s": answer.latency_s,
-        "prompt_tokens": answer.prompt_tokens or None,
-        "completion_tokens": answer.completion_tokens or None,
-        "cost_usd": answer.cost_usd if answer.completion is not None else None,
-        "cached": answer.cached and answer.completion is not None,
-        "attempts": max(answer.attempts, 1),
-    }
-
-
-def _vote_spent(*votes: Vote) -> dict[str, Any]:
-    costs = [v.cost_usd for v in votes]
-    prompt = [v.prompt_tokens for v in votes]
-    completion = [v.completion_tokens for v in votes]
-    return {
-        "latency_s": sum(v.latency_s for v in votes),
-        "prompt_tokens": None if any(t is None for t in prompt) else sum(prompt),  # type: ignore[arg-type]
-        "completion_tokens": None if any(t is None for t in completion) else sum(completion),  # type: ignore[arg-type]
-        "cost_usd": None if any(c is None for c in costs) else float(sum(costs)),  # type: ignore[arg-type]
-        "cached": all(v.cached for v in votes),
-        "attempts": sum(v.attempts for v in votes),
-    }
 
 
 def _pointwise_outcome(

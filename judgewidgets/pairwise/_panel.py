@@ -15,6 +15,7 @@ from .._progress import Progress
 from .._run import run_scope
 from .._runner import run_sync
 from ..engine import CallSession
+from ..scoring import CostEstimate, JudgeCostEstimate
 from ..scoring._aggregate import check_weights
 from ._batch import pairs_from
 from ._judge import PairwiseJudge
@@ -108,6 +109,21 @@ class PairwisePanel:
     def check(self) -> None:
         for judge in self.judges:
             judge.check()
+
+    def estimate_items(self, items: Sequence[PairItem], name: str | None = None) -> list[JudgeCostEstimate]:
+        """Every judge's estimate for comparing `items` (no call is made)."""
+        return [j.estimate_items(items, n) for j, n in zip(self.judges, self.names)]
+
+    def estimate_cost(
+        self,
+        data: pd.DataFrame | Sequence[str],
+        responses_a: Sequence[str] | None = None,
+        responses_b: Sequence[str] | None = None,
+        references: Sequence[str | None] | None = None,
+    ) -> CostEstimate:
+        """What `compare_many` on the same arguments would spend, per judge (no call is made)."""
+        items, _ = pairs_from(data, responses_a, responses_b, references)
+        return CostEstimate(judges=self.estimate_items(items))
 
     def _vote_weights(self) -> list[float]:
         return self.weights if self.vote == "weighted" else [1.0] * len(self.judges)

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .._errors import InputError
 from .._records import check_encodable
+from ..engine import Usage
 from ._scales import Slot
 
 Winner = Literal["A", "B", "tie"]
@@ -27,9 +28,10 @@ class PairItem:
     reference: str | None = None
 
 
-class OrderVerdict(BaseModel):
-    """One judge's verdict on one order of a pair. `winner` and `aspects` are already mapped back to the pair's
-    own a/b; `verdict` is the label as the judge gave it, naming slots as shown. Failed calls set `error`."""
+class OrderVerdict(Usage):
+    """One judge's verdict on one order of a pair, with what it cost (its Usage). `winner` and `aspects` are
+    already mapped back to the pair's own a/b; `verdict` is the label as the judge gave it, naming slots as shown.
+    Failed calls set `error`."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -51,12 +53,6 @@ class OrderVerdict(BaseModel):
     error: str | None = Field(
         None, description="Why there is no verdict, prefixed 'infrastructure:', 'input:' or 'parse:'."
     )
-    latency_s: float = 0.0
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    cost_usd: float | None = None
-    cached: bool = False
-    attempts: int = 1
 
 
 def combine(first: Slot | None, second: Slot | None) -> tuple[Winner | None, bool | None]:
@@ -206,9 +202,13 @@ class PairwiseResult(BaseModel):
         return next((v for v in self.verdicts if v.swapped == swapped), None)
 
     @property
+    def usage(self) -> Usage:
+        """What every order's calls cost together."""
+        return Usage.total(self.verdicts)
+
+    @property
     def cost_usd(self) -> float | None:
-        costs = [v.cost_usd for v in self.verdicts]
-        return None if any(c is None for c in costs) else float(sum(costs))  # type: ignore[arg-type]
+        return self.usage.cost_usd
 
     def row(self) -> dict[str, Any]:
         """The flat record of `compare_many`'s table (texts left out)."""
@@ -229,9 +229,12 @@ class PairwiseResult(BaseModel):
             out[f"explanation_{suffix}"] = order.explanation if order else None
             out[f"raw_{suffix}"] = order.raw if order else None
         out["error"] = self.error
-        out["latency_s"] = sum(v.latency_s for v in self.verdicts)
-        out["cost_usd"] = math.nan if self.cost_usd is None else self.cost_usd
-        out["cached"] = all(v.cached for v in self.verdicts)
+        usage = self.usage
+        out["latency_s"] = usage.latency_s
+        out["prompt_tokens"] = usage.prompt_tokens
+        out["completion_tokens"] = usage.completion_tokens
+        out["cost_usd"] = math.nan if usage.cost_usd is None else usage.cost_usd
+        out["cached"] = usage.cached
         return out
 
 

@@ -27,10 +27,10 @@ from .._records import _as_text_list, build_items
 from .._run import run_scope
 from .._runner import run_sync
 from ..aspects import AspectEvaluator
-from ..engine import CallSession
+from ..engine import CallSession, Usage
 from ..pairwise import PairwiseComparer
 from ..rubrics import CriterionGrader, LeveledRubric, Rubric
-from ..scoring._judge import LLMJudge
+from ..scoring import CostEstimate, LLMJudge
 from ..scoring._panel import LLMPanel
 from ._stages import AspectStage, JudgeStage, PairwiseStage, PipelineItem, PipelineStage, RubricStage, StageScore
 
@@ -171,6 +171,7 @@ class EvaluationPipeline:
 
         Returns one row per item: prompt, response, final_score, confidence, spread, needs_human_review,
         review_reasons (a list of text), then `<stage>`, `<stage>_error` and `<stage>_detail` for each stage.
+        `attrs["usage"]` holds what each stage's calls cost over the batch ({stage: Usage fields}).
         """
         return run_sync(self.arun(prompts, responses, references, baselines, contexts=contexts, progress=progress))
 
@@ -185,6 +186,31 @@ class EvaluationPipeline:
         progress: bool | Progress = True,
     ) -> pd.DataFrame:
         """Async twin of `run`."""
+        pipeline_items = self._items(prompts, responses, references, baselines, contexts)
+        self.check()
+
+        async def one(name: str, stage: PipelineStage, session: CallSession) -> list[StageScore]:
+            try:
+                return _checked(name, await stage.ascore(pipeline_items, session), len(pipeline_items))
+            except (ConfigurationError, InputError):
+                raise
+            except Exception as exc:  # a stage's bug must not lose the other stages' work
+                return [StageScore(error=f"{type(exc).__name__}: {exc}")] * len(pipeline_items)
+
+        async with run_scope(progress, len(self.stages), f"pipeline of {len(self.stages)} stages") as run:
+            stages = (counted(run.progress, one(n, s, run.session)) for n, s in self.stages.items())
+            per_stage = await asyncio.gather(*stages)
+        return self.combine(pipeline_items, dict(zip(self.stages, per_stage)))
+
+    def _items(
+        self,
+        prompts: Sequence[str] | str,
+        responses: Sequence[str] | str,
+        references: Sequence[str | None] | None,
+        baselines: Sequence[str] | None,
+        contexts: Sequence[str | None] | None,
+    ) -> list[PipelineItem]:
+        """The checked batch; InputError when a pairwise stage has no baseline to compare with."""
         items = build_items(prompts, responses, references, contexts)
         baseline_list = _as_text_list("baselines", baselines, optional=True)
         if baseline_list is not None and len(baseline_list) != len(items):
@@ -202,24 +228,29 @@ class EvaluationPipeline:
                     f"stage(s) {', '.join(pairwise)} compare each response with a baseline: pass baselines=[...] "
                     f"with one baseline response per item (missing at positions {shown})"
                 )
-        pipeline_items = [
+        return [
             PipelineItem(i.prompt, i.response, i.reference, i.context, baseline_list[k] if baseline_list else None)
             for k, i in enumerate(items)
         ]
-        self.check()
 
-        async def one(name: str, stage: PipelineStage, session: CallSession) -> list[StageScore]:
-            try:
-                return _checked(name, await stage.ascore(pipeline_items, session), len(pipeline_items))
-            except (ConfigurationError, InputError):
-                raise
-            except Exception as exc:  # a stage's bug must not lose the other stages' work
-                return [StageScore(error=f"{type(exc).__name__}: {exc}")] * len(pipeline_items)
-
-        async with run_scope(progress, len(self.stages), f"pipeline of {len(self.stages)} stages") as run:
-            stages = (counted(run.progress, one(n, s, run.session)) for n, s in self.stages.items())
-            per_stage = await asyncio.gather(*stages)
-        return self.combine(pipeline_items, dict(zip(self.stages, per_stage)))
+    def estimate_cost(
+        self,
+        prompts: Sequence[str] | str,
+        responses: Sequence[str] | str,
+        references: Sequence[str | None] | None = None,
+        baselines: Sequence[str] | None = None,
+        *,
+        contexts: Sequence[str | None] | None = None,
+    ) -> CostEstimate:
+        """What `run` on the same arguments would spend (no call is made): one row per judge of every stage,
+        named `<stage>: <judge>`. A stage of your own is counted when it has `estimate(items)`."""
+        items = self._items(prompts, responses, references, baselines, contexts)
+        rows = []
+        for name, stage in self.stages.items():
+            estimate = getattr(stage, "estimate", None)
+            if callable(estimate):
+                rows += [row.model_copy(update={"judge": f"{name}: {row.judge}"}) for row in estimate(items)]
+        return CostEstimate(judges=rows)
 
     # --- combining ----------------------------------------------------------------------------------------
 
@@ -265,6 +296,7 @@ class EvaluationPipeline:
                 row[f"{name}_detail"] = stage_scores[index].detail
             rows.append(row)
         frame = pd.DataFrame(rows)
+        frame.attrs["usage"] = {name: Usage.total(s).model_dump() for name, s in scores.items()}
         if any(i.reference is not None for i in items):
             frame.insert(2, "reference", [i.reference for i in items])
         if any(i.baseline is not None for i in items):
@@ -282,7 +314,9 @@ def _checked(name: str, scores: Sequence[StageScore], n_items: int) -> list[Stag
         if not isinstance(score, StageScore):
             out.append(StageScore(error=f"stage {name!r} returned a {type(score).__name__}, not a StageScore"))
         elif not math.isnan(score.score) and not 0.0 <= score.score <= 1.0:
-            out.append(StageScore(error=f"score {score.score} outside [0, 1]", detail=score.detail))
+            out.append(
+                StageScore(error=f"score {score.score} outside [0, 1]", detail=score.detail, **score.usage_fields())
+            )
         else:
             out.append(score)
     return out

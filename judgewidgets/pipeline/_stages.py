@@ -20,18 +20,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from .._errors import ConfigurationError
 from .._progress import NoProgress
-from .._records import Item
+from .._records import Item, Vote
 from ..aspects import AspectEvaluator
-from ..engine import CallSession
+from ..engine import CallSession, Usage
 from ..pairwise import PairwiseComparer
 from ..pairwise._records import PairItem
 from ..rubrics import CriterionGrader, LeveledRubric, Rubric
 from ..rubrics._dimensions import as_grader
-from ..scoring._judge import LLMJudge
+from ..scoring import JudgeCostEstimate, LLMJudge
 from ..scoring._panel import LLMPanel
 
 
@@ -50,9 +50,10 @@ class PipelineItem:
         return Item(prompt=self.prompt, response=self.response, reference=self.reference, context=self.context)
 
 
-class StageScore(BaseModel):
+class StageScore(Usage):
     """One stage's score of one item in [0, 1]; NaN when the stage could not score it. `error` is set whenever
-    something failed (also beside a score, e.g. one judge of a panel), `detail` says briefly how it scored."""
+    something failed (also beside a score, e.g. one judge of a panel), `detail` says briefly how it scored. Its
+    Usage is what the stage's calls on the item cost together (unknown for a stage that does not say)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -81,6 +82,9 @@ class JudgeStage:
     def check(self) -> None:
         self.panel.check()
 
+    def estimate(self, items: Sequence[PipelineItem]) -> list[JudgeCostEstimate]:
+        return self.panel.estimate_items([i.as_item() for i in items])
+
     async def ascore(self, items: Sequence[PipelineItem], session: CallSession) -> list[StageScore]:
         result = await self.panel._ascore_items([i.as_item() for i in items], session, False)
         with warnings.catch_warnings():
@@ -91,13 +95,15 @@ class JudgeStage:
         for vote in result.vote_list:
             if vote.error:
                 failed[vote.item].append(f"{vote.judge}: {vote.error}" if n > 1 else vote.error)
+        usage = _usage_per_item(result.vote_list, len(items))
         return [
             StageScore(
                 score=float(score),
                 error="; ".join(errors) or None,
                 detail=f"{n - len(errors)} of {n} judges answered" if n > 1 else None,
+                **spent.usage_fields(),
             )
-            for score, errors in zip(consensus, failed)
+            for score, errors, spent in zip(consensus, failed, usage)
         ]
 
 
@@ -119,6 +125,11 @@ class RubricStage:
         for judge in self.grader.judges:
             judge.check()
 
+    def estimate(self, items: Sequence[PipelineItem]) -> list[JudgeCostEstimate]:
+        rubric = self.rubric.rubric if isinstance(self.rubric, LeveledRubric) else self.rubric
+        columns = ([i.response for i in items], [i.prompt for i in items], [i.reference for i in items])
+        return self.grader.estimate_items(rubric, *columns, [i.context for i in items])
+
     async def ascore(self, items: Sequence[PipelineItem], session: CallSession) -> list[StageScore]:
         if isinstance(self.rubric, LeveledRubric):
             leveled = await self.rubric.agrade_many(
@@ -134,8 +145,9 @@ class RubricStage:
             for report in leveled:
                 errors = [f"{d.name}: {d.error}" for d in report.dimensions if d.error]
                 percent = report.percent
+                spent = report.report.usage.usage_fields()
                 if percent is None:
-                    out.append(StageScore(error=_no_score(errors)))
+                    out.append(StageScore(error=_no_score(errors), **spent))
                     continue
                 grade = f"grade {report.grade} " if report.grade else ""
                 out.append(
@@ -143,6 +155,7 @@ class RubricStage:
                         score=percent / 100,
                         error="; ".join(errors) or None,
                         detail=f"{grade}({percent:.0f}% {report.grade_on})",
+                        **spent,
                     )
                 )
             return out
@@ -160,6 +173,7 @@ class RubricStage:
                 StageScore(
                     score=math.nan if report.score is None else report.score,
                     error=_no_score(errors) if report.score is None else ("; ".join(errors) or None),
+                    **report.usage.usage_fields(),
                 )
             )
         return out
@@ -176,11 +190,15 @@ class AspectStage:
     def check(self) -> None:
         self.evaluator.check()
 
+    def estimate(self, items: Sequence[PipelineItem]) -> list[JudgeCostEstimate]:
+        return self.evaluator.panel.estimate_items([i.as_item() for i in items])
+
     async def ascore(self, items: Sequence[PipelineItem], session: CallSession) -> list[StageScore]:
         result = await self.evaluator.aevaluate_items([i.as_item() for i in items], session)
         frame = result.to_df()
+        usage = _usage_per_item(result.panel.vote_list, len(items))
         out = []
-        for _, row in frame.iterrows():
+        for (_, row), spent in zip(frame.iterrows(), usage):
             failing = [n for n in result.names if not row[f"{n}_passed"]]
             average = float(row["average_score"])
             out.append(
@@ -188,6 +206,7 @@ class AspectStage:
                     score=average,
                     error=row["error"] if isinstance(row["error"], str) else None,
                     detail="all aspects passed" if not failing else "below threshold: " + ", ".join(failing),
+                    **spent.usage_fields(),
                 )
             )
         return out
@@ -206,19 +225,37 @@ class PairwiseStage:
     def check(self) -> None:
         self.judge.check()
 
+    def estimate(self, items: Sequence[PipelineItem]) -> list[JudgeCostEstimate]:
+        estimate = getattr(self.judge, "estimate_items", None)
+        if not callable(estimate):
+            return []
+        found = estimate(self._pairs(items))
+        return found if isinstance(found, list) else [found]
+
+    def _pairs(self, items: Sequence[PipelineItem]) -> list[PairItem]:
+        return [PairItem(i.prompt, i.response, i.baseline or "", i.reference) for i in items]
+
     async def ascore(self, items: Sequence[PipelineItem], session: CallSession) -> list[StageScore]:
-        pairs = [PairItem(i.prompt, i.response, i.baseline or "", i.reference) for i in items]
-        results = await self.judge.acompare_items(pairs, session, NoProgress())
+        results = await self.judge.acompare_items(self._pairs(items), session, NoProgress())
         out = []
         for result in results:
+            spent = Usage.total(result.verdicts).usage_fields()
             if result.winner is None:
-                out.append(StageScore(error=result.error or "no verdict"))
+                out.append(StageScore(error=result.error or "no verdict", **spent))
                 continue
             score = {"A": 1.0, "tie": 0.5, "B": 0.0}[result.winner]
             outcome = {"A": "win", "tie": "tie", "B": "loss"}[result.winner]
             note = " (orders disagree)" if result.consistent is False else ""
-            out.append(StageScore(score=score, detail=f"{outcome} against the baseline{note}"))
+            out.append(StageScore(score=score, detail=f"{outcome} against the baseline{note}", **spent))
         return out
+
+
+def _usage_per_item(votes: Sequence[Vote], n_items: int) -> list[Usage]:
+    """The usage of each item's votes together."""
+    per_item: list[list[Vote]] = [[] for _ in range(n_items)]
+    for vote in votes:
+        per_item[vote.item].append(vote)
+    return [Usage.total(item_votes) for item_votes in per_item]
 
 
 def _no_score(errors: list[str]) -> str:

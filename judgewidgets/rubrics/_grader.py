@@ -17,7 +17,8 @@ from .._records import _as_text_list, check_encodable
 from .._run import run_scope
 from .._runner import run_sync
 from ..engine import Answer, CallSession
-from ..scoring._judge import LLMJudge
+from ..scoring import CostEstimate, JudgeCostEstimate, LLMJudge
+from ..scoring._cost import estimate_calls, typical_completion_tokens
 from ._aggregate import aggregate_binary, aggregate_choice
 from ._criterion import (
     BINARY_AGGREGATIONS,
@@ -179,18 +180,7 @@ class CriterionGrader:
         """Async twin of `grade_many`."""
         _check_rubric(rubric)
         frame = _as_frame(data, submission_col)
-        for col in (
-            submission_col,
-            query_col if query_col in frame.columns or query_col != "prompt" else None,
-            reference_col,
-        ):
-            if col is not None and col not in frame.columns:
-                raise InputError(f"data has no column {col!r}; its columns are {list(frame.columns)}")
-        submissions = _as_text_list(submission_col, frame[submission_col])
-        queries = _as_text_list(query_col, frame[query_col], optional=True) if query_col in frame.columns else None
-        references = _as_text_list(reference_col, frame[reference_col], optional=True) if reference_col else None
-        if not submissions:
-            raise InputError("nothing to grade: no submissions")
+        submissions, queries, references = _columns(frame, submission_col, query_col, reference_col)
         truth = read_ground_truth(frame, rubric, ground_truth) if ground_truth is not None else None
         for judge in self.judges:
             judge.check()
@@ -264,6 +254,66 @@ class CriterionGrader:
             return None  # no judge judged anything: no score, not a fabricated 0
         return score(results, worst, self.cannot_assess, self.partial_credit)
 
+    def _question(
+        self,
+        judge_id: str,
+        index: int,
+        criterion: Criterion,
+        submission: str,
+        query: str | None,
+        reference: str | None,
+        key: str,
+        context: str | None,
+    ) -> tuple[list[int] | None, tuple[dict[str, str], ...]]:
+        """(the option order the judge sees, None for a binary criterion; the request's messages)."""
+        order = (
+            option_order(criterion, self.seed, key, index, judge_id, self.shuffle_options)
+            if criterion.is_multi_choice
+            else None
+        )
+        return order, criterion_messages(criterion, submission, query, reference, order, context)
+
+    def estimate_items(
+        self,
+        rubric: Rubric,
+        submissions: Sequence[str],
+        queries: Sequence[str | None] | None = None,
+        references: Sequence[str | None] | None = None,
+        contexts: Sequence[str | None] | None = None,
+    ) -> list[JudgeCostEstimate]:
+        """Every judge's estimate for grading `submissions` (no call is made): the prompt tokens of the very
+        requests a run sends, options shuffled as the run shuffles them, and a typical verdict with its reason."""
+        criteria = self.effective(rubric)
+        requests: dict[str, list[tuple[dict[str, str], ...]]] = {judge_id: [] for judge_id in self.judge_ids}
+        for i, submission in enumerate(submissions):
+            query = queries[i] if queries else None
+            reference, context = references[i] if references else None, contexts[i] if contexts else None
+            key = item_key(submission, query)
+            for index, criterion in enumerate(criteria):
+                for judge_id in self.judge_ids:
+                    _, messages = self._question(judge_id, index, criterion, submission, query, reference, key, context)
+                    requests[judge_id].append(messages)
+        completion = typical_completion_tokens(True)  # every criterion answer has an explanation field
+        return [
+            estimate_calls(judge.caller, judge_id, requests[judge_id], completion)
+            for judge, judge_id in zip(self.judges, self.judge_ids)
+        ]
+
+    def estimate_cost(
+        self,
+        rubric: Rubric,
+        data: pd.DataFrame | Sequence[str],
+        *,
+        submission_col: str = "response",
+        query_col: str | None = "prompt",
+        reference_col: str | None = None,
+    ) -> CostEstimate:
+        """What `grade_many` on the same arguments would spend, per judge (no call is made)."""
+        _check_rubric(rubric)
+        frame = _as_frame(data, submission_col)
+        submissions, queries, references = _columns(frame, submission_col, query_col, reference_col)
+        return CostEstimate(judges=self.estimate_items(rubric, submissions, queries, references))
+
     async def _vote(
         self,
         judge: LLMJudge,
@@ -277,23 +327,18 @@ class CriterionGrader:
         session: CallSession,
         context: str | None = None,
     ) -> CriterionVote:
-        order = (
-            option_order(criterion, self.seed, key, index, judge_id, self.shuffle_options)
-            if criterion.is_multi_choice
-            else None
-        )
-        messages = criterion_messages(criterion, submission, query, reference, order, context)
+        order, messages = self._question(judge_id, index, criterion, submission, query, reference, key, context)
         if order is None:
-            schema, schema_name, key = schema_of(BinaryJudgment), "criterion_verdict", "verdict"
+            schema, schema_name, answer_key = schema_of(BinaryJudgment), "criterion_verdict", "verdict"
             labels = [v.value for v in CriterionVerdict]
             read: Callable[[str], tuple[Any, str | None]] = read_binary
         else:
-            schema, schema_name, key = schema_of(choice_model(len(order))), "criterion_choice", "selected_option"
+            schema, schema_name, answer_key = schema_of(choice_model(len(order))), "criterion_choice", "selected_option"
             labels = [str(k + 1) for k in range(len(order))]
             read = partial(read_choice, n_options=len(order))
         caller = judge.caller
         answer = await caller.ask(session, messages, caller.request_params(schema, schema_name), read)
-        shown = _probabilities(answer, key, labels) if answer.value is not None else None
+        shown = _probabilities(answer, answer_key, labels) if answer.value is not None else None
         if order is None:
             return _binary_vote(judge_id, judge.weight, answer, shown)
         return _choice_vote(judge_id, judge.weight, criterion, order, answer, shown)
@@ -345,6 +390,7 @@ def _binary_vote(
             verdict=CriterionVerdict.CANNOT_ASSESS,
             error=answer.error,
             raw=answer.content,
+            **answer.usage().usage_fields(),
         )
     verdict, explanation = answer.value
     return CriterionVote(
@@ -355,6 +401,7 @@ def _binary_vote(
         raw=answer.content,
         probabilities=probabilities,
         confidence=probabilities.get(verdict.value) if probabilities else None,
+        **answer.usage().usage_fields(),
     )
 
 
@@ -382,6 +429,7 @@ def _choice_vote(
             shuffle_order=order,
             error=answer.error,
             raw=answer.content,
+            **answer.usage().usage_fields(),
         )
     position, explanation = answer.value
     option = options[order[position]]
@@ -398,6 +446,7 @@ def _choice_vote(
         raw=answer.content,
         probabilities=probabilities,
         confidence=probabilities.get(option.label) if probabilities else None,
+        **answer.usage().usage_fields(),
     )
 
 
@@ -418,6 +467,25 @@ def _worst_value(criterion: Criterion) -> float:
 def _check_rubric(rubric: object) -> None:
     if not isinstance(rubric, Rubric):
         raise ConfigurationError(f"expected a jw.Rubric, got {type(rubric).__name__} (build one with jw.Rubric(...))")
+
+
+def _columns(
+    frame: pd.DataFrame, submission_col: str, query_col: str | None, reference_col: str | None
+) -> tuple[list[str], list[str | None] | None, list[str | None] | None]:
+    """(submissions, queries, references) of a batch, every column checked; InputError naming what is wrong."""
+    for col in (
+        submission_col,
+        query_col if query_col in frame.columns or query_col != "prompt" else None,
+        reference_col,
+    ):
+        if col is not None and col not in frame.columns:
+            raise InputError(f"data has no column {col!r}; its columns are {list(frame.columns)}")
+    submissions = _as_text_list(submission_col, frame[submission_col]) or []
+    queries = _as_text_list(query_col, frame[query_col], optional=True) if query_col in frame.columns else None
+    references = _as_text_list(reference_col, frame[reference_col], optional=True) if reference_col else None
+    if not submissions:
+        raise InputError("nothing to grade: no submissions")
+    return submissions, queries, references  # type: ignore[return-value]
 
 
 def _as_frame(data: pd.DataFrame | Sequence[str], submission_col: str) -> pd.DataFrame:

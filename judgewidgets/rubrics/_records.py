@@ -7,11 +7,13 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..engine import Usage
 from ._criterion import CriterionVerdict, ScaleType
 
 
-class CriterionVote(BaseModel):
-    """One judge's answer on one criterion. Failed calls abstain (CANNOT_ASSESS or NA) and carry `error`."""
+class CriterionVote(Usage):
+    """One judge's answer on one criterion, with what it cost (its Usage). Failed calls abstain (CANNOT_ASSESS or
+    NA) and carry `error`."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -88,6 +90,11 @@ class RubricReport(BaseModel):
     criteria: list[CriterionResult]
     seed: int = Field(description="Master seed of the option shuffles (drawn when not given).")
     judge_scores: dict[str, float | None] = Field(default_factory=dict)
+
+    @property
+    def usage(self) -> Usage:
+        """What every judge's calls on every criterion cost together."""
+        return Usage.total(v for c in self.criteria for v in c.votes)
 
     def to_df(self) -> pd.DataFrame:
         """One row per criterion: outcome, value, weight, agreement and the judges' errors."""

@@ -12,6 +12,7 @@ import pandas as pd
 from .._errors import InputError
 from .._review import ReviewPolicy, failure_kind, review_table
 from ..agreement import fleiss_kappa, judge_vs_truth, krippendorff_alpha
+from ..engine import Usage
 from ._criterion import Criterion
 from ._records import RubricReport
 from ._rubric import Rubric
@@ -100,6 +101,11 @@ class GradingResult:
         for judge in self.judge_ids:
             frame[f"score_{judge}"] = [r.judge_scores.get(judge) for r in self.reports]
         return frame
+
+    @property
+    def usage(self) -> Usage:
+        """What every call of the grading cost together."""
+        return Usage.total(r.usage for r in self.reports)
 
     def votes_df(self) -> pd.DataFrame:
         """One row per (item, criterion, judge) vote, with shuffle order and errors."""

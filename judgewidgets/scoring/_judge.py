@@ -294,10 +294,5 @@ class LLMJudge:
             fallback=reading.fallback,
             probabilities=reading.probabilities,
             confidence=reading.confidence,
-            latency_s=answer.latency_s,
-            prompt_tokens=answer.prompt_tokens or None,
-            completion_tokens=answer.completion_tokens or None,
-            cost_usd=answer.cost_usd if answer.completion is not None else None,
-            cached=answer.cached and answer.completion is not None,
-            attempts=max(answer.attempts, 1),
+            **answer.usage().usage_fields(),
         )

@@ -87,8 +87,11 @@ class LLMPanel:
         references: Sequence[str | None] | None = None,
     ) -> CostEstimate:
         """Tokens and dollars every judge would spend on the batch (no call is made)."""
-        items = build_items(prompts, responses, references)
-        return CostEstimate(judges=[j.estimate_items(items, n) for j, n in zip(self.judges, self.names)])
+        return CostEstimate(judges=self.estimate_items(build_items(prompts, responses, references)))
+
+    def estimate_items(self, items: Sequence[Item]) -> list[JudgeCostEstimate]:
+        """Every judge's estimate for checked items, named as in the panel (no call is made)."""
+        return [j.estimate_items(items, n) for j, n in zip(self.judges, self.names)]
 
     # --- scoring ---------------------------------------------------------------------------------------------
 

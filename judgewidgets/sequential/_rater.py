@@ -19,7 +19,8 @@ from .._records import Item, Vote, build_items
 from .._run import run_scope
 from .._runner import run_sync
 from ..engine import CallSession
-from ..scoring._judge import LLMJudge
+from ..scoring import CostEstimate, LLMJudge
+from ..scoring._cost import estimate_calls, typical_completion_tokens
 from ..templates import Anchor, Template
 from ._methods import make_rule, method_name
 from ._precision import Precision
@@ -260,6 +261,35 @@ class SequentialRater:
         frame.results = results
         return frame
 
+    def estimate_cost(
+        self,
+        prompts: pd.DataFrame | Sequence[str] | str,
+        responses: Sequence[str] | str | None = None,
+        references: Sequence[str | None] | None = None,
+        *,
+        prompt_col: str = "prompt",
+        response_col: str = "response",
+        reference_col: str | None = None,
+        draws: int | None = None,
+    ) -> CostEstimate:
+        """What rating every item would spend when `draws` judgments are drawn for it (no call is made), per
+        judge: the prompt tokens of the very requests those draws send, and a typical answer's length. The
+        default, `max_samples`, is the most a rating can spend; one that converges sooner spends less."""
+        items = _items_from(prompts, responses, references, prompt_col, response_col, reference_col)
+        n = self.max_samples if draws is None else check_int("draws", draws, 1)
+        params = {id(judge): judge.request_params() for _, _, judge in self.variants}
+        requests: dict[str, tuple[LLMJudge, list[tuple[dict[str, str], ...]]]] = {}
+        for item in items:
+            for k in range(n):
+                name, _, judge = self.variants[k % len(self.variants)]
+                requests.setdefault(name, (judge, []))[1].append(judge.messages(item, params[id(judge)]))
+        return CostEstimate(
+            judges=[
+                estimate_calls(judge.caller, name, asked, typical_completion_tokens(judge.explanations))
+                for name, (judge, asked) in requests.items()
+            ]
+        )
+
     def _check(self) -> None:
         for _, _, judge in self.variants:
             judge.check()
@@ -360,7 +390,7 @@ class _Run:
                 "high": high,
                 "half_width": (high - low) / 2.0,
                 "error": vote.error,
-                "cached": vote.cached,
+                **vote.usage_fields(),
             }
         )
 

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..engine import Usage
+
 if TYPE_CHECKING:
     import altair as alt
 
@@ -23,6 +25,11 @@ TRACE_COLUMNS = [
     "half_width",
     "error",
     "cached",
+    "latency_s",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+    "attempts",
 ]
 
 Status = Literal["running", "converged", "max_samples", "failed"]
@@ -37,7 +44,8 @@ class SequentialResult(BaseModel):
 
     `trace` has one row per judgment drawn, in arrival order: the judge and prompt variant that gave it, its
     `value` on the rating scale (NaN for a failed call, then `counted` is False and `error` says why), and the
-    running `n`, `mean`, interval `low`/`high` and `half_width` after it.
+    running `n`, `mean`, interval `low`/`high` and `half_width` after it, and what the judgment cost (the
+    columns of `jw.engine.Usage`: latency_s, prompt_tokens, completion_tokens, cost_usd, cached, attempts).
     """
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
@@ -68,6 +76,14 @@ class SequentialResult(BaseModel):
     @property
     def interval(self) -> tuple[float, float]:
         return (self.low, self.high)
+
+    @property
+    def usage(self) -> Usage:
+        """What every judgment drawn cost together (summed over the trace)."""
+        rows = self.trace.to_dict("records")
+        return Usage.total(
+            Usage(**{k: None if pd.isna(row[k]) else row[k] for k in Usage.model_fields}) for row in rows
+        )
 
     def summary(self) -> dict[str, Any]:
         """The scalar fields, e.g. for one row of a table."""

@@ -1,0 +1,55 @@
+"""Usage: what the calls behind one result cost. Every vote kind carries it, so estimates and spending add up."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Usage(BaseModel):
+    """Latency, tokens, dollars, cache hits and attempts of the calls behind a result.
+
+    Every vote kind extends it (`jw.Vote`, a pairwise `OrderVerdict`, a rubric `CriterionVote`, a pipeline
+    `StageScore`) and the sequential trace has its columns, so the accounting of every call is kept the same
+    way everywhere: filled from an answer by `Answer.usage()`, added up by `Usage.total`.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    latency_s: float = Field(0.0, description="Seconds the calls took (0 for cache hits).")
+    prompt_tokens: int | None = Field(None, description="Prompt tokens billed; None when no call answered.")
+    completion_tokens: int | None = Field(None, description="Completion tokens billed; None when no call answered.")
+    cost_usd: float | None = Field(None, description="Dollars; None when unknown (no price, or no answer).")
+    cached: bool = Field(False, description="Whether every call was answered from the cache (paid nothing).")
+    attempts: int = Field(1, description="Attempts made, retries and re-asks included.")
+
+    @property
+    def usage(self) -> Usage:
+        """The accounting alone (of a vote that extends Usage)."""
+        return Usage(**self.usage_fields())
+
+    def usage_fields(self) -> dict[str, Any]:
+        """The accounting fields, to build another record that carries the same usage."""
+        return {name: getattr(self, name) for name in Usage.model_fields}
+
+    @classmethod
+    def total(cls, records: Iterable[Usage]) -> Usage:
+        """The usage of several calls together: latencies, tokens, costs and attempts add up (a token count or
+        cost is None when any part's is), cached only when every part was."""
+        parts = [r.usage for r in records]
+        if not parts:
+            return Usage(attempts=0, cached=True, prompt_tokens=0, completion_tokens=0, cost_usd=0.0)
+
+        def added(values: list[Any]) -> Any:
+            return None if any(v is None for v in values) else sum(values)
+
+        return Usage(
+            latency_s=sum(p.latency_s for p in parts),
+            prompt_tokens=added([p.prompt_tokens for p in parts]),
+            completion_tokens=added([p.completion_tokens for p in parts]),
+            cost_usd=added([p.cost_usd for p in parts]),
+            cached=all(p.cached for p in parts),
+            attempts=sum(p.attempts for p in parts),
+        )
