@@ -20,6 +20,7 @@ from ._errors import (
     JudgeWidgetsError,
     LocalModelError,
     ParseError,
+    ShardFailedError,
 )
 from ._examples import load_example
 from ._records import Item, Vote
@@ -129,6 +130,7 @@ __all__ = [
     "SequentialFrame",
     "SequentialRater",
     "SequentialResult",
+    "ShardFailedError",
     "StageScore",
     "StoppingRule",
     "Template",

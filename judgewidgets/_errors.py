@@ -2,20 +2,28 @@
 
 ```
 JudgeWidgetsError
-├── ConfigurationError      bad configuration: unknown template, unroutable model, invalid weights
+├── ConfigurationError      bad configuration: unknown template, unroutable model, invalid weights, a retry
+│                           policy, review policy or Ray runner with impossible settings
 ├── InputError              bad data: empty batches, mismatched lengths, NaN text, unknown columns
 ├── JudgeCallError          a model call failed after every retry (status code, retry count and kind attached:
 │                           "infrastructure" for outages, "input" for a request the provider refuses as given)
-├── ParseError              the judge answered, but no score could be read from the answer
-└── LocalModelError         the embedded judge's runtime or weights are missing or corrupt
+├── ParseError              the judge answered, but no verdict or score could be read from the answer
+├── LocalModelError         the embedded judge's runtime or weights are missing or corrupt
+├── ShardFailedError        a distributed run's shard kept failing (its worker died more often than allowed)
+└── CallFailure             one failed attempt of a call, raised by a Transport (yours too, with the HTTP
+                            status) and caught by the engine, which retries it or records a JudgeCallError
 ```
 
 User errors (`ConfigurationError`, `InputError`) are also `ValueError`s and are raised before any model is
 called. Run-time failures (`JudgeCallError`, `ParseError`) are recorded on the vote of the item they hit, so a
-batch never loses its other rows; they are raised only by single-call helpers.
+batch never loses its other rows; they are raised only by single-call helpers: the readers of a judge's answer
+(`Template.read`, `PairwiseJudge.read`) raise `ParseError`, which is also a `ValueError`.
+`CallFailure` is defined in `judgewidgets.engine` (it carries the engine's classification of the failure).
 """
 
 from __future__ import annotations
+
+from pydantic import ValidationError
 
 __all__ = [
     "ConfigurationError",
@@ -24,6 +32,8 @@ __all__ = [
     "JudgeWidgetsError",
     "LocalModelError",
     "ParseError",
+    "ShardFailedError",
+    "configuration_error",
 ]
 
 
@@ -61,8 +71,8 @@ class JudgeCallError(JudgeWidgetsError):
         return f"{self.kind}: {self}"
 
 
-class ParseError(JudgeWidgetsError):
-    """The judge answered, but its answer holds no usable score."""
+class ParseError(JudgeWidgetsError, ValueError):
+    """The judge answered, but its answer holds no usable verdict or score; `raw` is the answer."""
 
     def __init__(self, message: str, *, raw: str = "") -> None:
         super().__init__(message)
@@ -71,3 +81,16 @@ class ParseError(JudgeWidgetsError):
 
 class LocalModelError(JudgeWidgetsError):
     """The embedded local judge cannot run: runtime not installed, weights missing or corrupt."""
+
+
+class ShardFailedError(JudgeWidgetsError):
+    """A distributed run's shard failed more often than the runner's `max_retries` allows."""
+
+
+def configuration_error(what: str, error: ValidationError) -> ConfigurationError:
+    """One ConfigurationError naming every field pydantic refused in `what` (a criterion, a review policy)."""
+    problems = "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {str(e['msg']).removeprefix('Value error, ')}"
+        for e in error.errors()
+    )
+    return ConfigurationError(f"{what}: {problems}")

@@ -110,8 +110,8 @@ def build_items(
         raise InputError("lengths differ: " + ", ".join(f"{k}={v}" for k, v in lengths.items()))
     return [
         Item(
-            prompt=p,  # type: ignore[arg-type]
-            response=r,  # type: ignore[arg-type]
+            prompt=str(p),  # checked: no prompt or response is missing
+            response=str(r),
             reference=reference_list[i] if reference_list is not None else None,
             context=context_list[i] if context_list is not None else None,
         )

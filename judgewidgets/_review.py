@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ._errors import configuration_error
 
 
 class ReviewPolicy(BaseModel):
@@ -18,6 +21,12 @@ class ReviewPolicy(BaseModel):
     max_disagreement: float | None = Field(0.25, description="Flag when the judges' disagreement exceeds this.")
     min_score: float | None = Field(None, description="Flag when the (aggregated) score is below this.")
     flag_failures: bool = Field(True, description="Flag when any judge call failed or could not be parsed.")
+
+    def __init__(self, **fields: Any) -> None:
+        try:
+            super().__init__(**fields)
+        except ValidationError as exc:
+            raise configuration_error("ReviewPolicy", exc) from None
 
     @field_validator("max_disagreement", "min_score")
     @classmethod

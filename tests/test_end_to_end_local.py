@@ -37,8 +37,8 @@ def test_local_judge_scores_from_its_probabilities_by_default() -> None:
     responses = [r for _, good, bad in pairs for r in (good, bad)]
     for template in ("likert", "true_false"):
         result = jw.LLMJudge("local", template=template, cache=False).score(prompts, responses, progress=False)
-        votes = result.votes
+        votes = result.vote_list
         assert all(v.score_source == "probabilities" and v.probabilities for v in votes), votes
         assert all(v.raw.startswith('{"') for v in votes)  # the prefilled answer is kept whole
-        scores = result.scores
+        scores = result.score_list
         assert all(scores[2 * i] > scores[2 * i + 1] for i in range(len(pairs))), (template, scores)

@@ -17,9 +17,38 @@ def test_contract_names_exist() -> None:
 
 
 def test_exception_tree() -> None:
-    for error in (jw.ConfigurationError, jw.InputError, jw.JudgeCallError, jw.ParseError, jw.LocalModelError):
+    tree = (jw.ConfigurationError, jw.InputError, jw.JudgeCallError, jw.ParseError, jw.LocalModelError)
+    for error in (*tree, jw.ShardFailedError, jw.CallFailure):
         assert issubclass(error, jw.JudgeWidgetsError)
+        assert error.__name__ in jw._errors.__doc__, f"{error.__name__} is missing from the documented tree"
     assert issubclass(jw.ConfigurationError, ValueError) and issubclass(jw.InputError, ValueError)
+    assert jw.distributed.ShardFailedError is jw.ShardFailedError
+
+
+def test_bad_settings_are_configuration_errors_everywhere() -> None:
+    import pytest
+
+    for build in (
+        lambda: jw.RetryPolicy(max_retries=-1),
+        lambda: jw.RetryPolicy(jitter=2.0),
+        lambda: jw.ReviewPolicy(min_score=2),
+        lambda: jw.distributed.RayRunner(workers=0),
+        lambda: jw.LLMJudge("openai/x", weight=0),
+        lambda: jw.PairwiseJudge("openai/x", weight=-1),
+    ):
+        with pytest.raises(jw.ConfigurationError):
+            build()
+
+
+def test_the_answer_readers_raise_parse_error() -> None:
+    import pytest
+
+    with pytest.raises(jw.ParseError, match="no score") as caught:
+        jw.templates.get_template("likert").read("I cannot decide.")
+    assert caught.value.raw == "I cannot decide."
+    with pytest.raises(jw.ParseError, match="no verdict"):
+        jw.PairwiseJudge("openai/x", method="verdict").read("Both are fine.")
+    assert jw.templates.parse("likert", "I cannot decide.") != jw.templates.parse("likert", "I cannot decide.")  # NaN
 
 
 def test_import_is_light() -> None:

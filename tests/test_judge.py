@@ -38,7 +38,7 @@ async def test_async_twin_gives_the_same_result() -> None:
 
 def test_scores_follow_the_answers() -> None:
     judge = jw.LLMJudge("openai/m", transport=ScriptedTransport(_by_response))
-    assert judge.score(PROMPTS, RESPONSES, progress=False).scores == [1.0, 1.0, 0.25]
+    assert judge.score(PROMPTS, RESPONSES, progress=False).score_list == [1.0, 1.0, 0.25]
 
 
 def test_explanations_are_kept_when_asked() -> None:
@@ -58,12 +58,12 @@ def test_explanations_are_kept_when_asked() -> None:
 def test_unparseable_answer_is_reasked_then_recorded() -> None:
     transport = ScriptedTransport(lambda r, a: "I like it" if len(r.messages) == 2 else '{"score": 3}')
     judge = jw.LLMJudge("openai/m", transport=transport, reasks=1)
-    vote = judge.score(["q"], ["a"], progress=False).votes[0]
+    vote = judge.score(["q"], ["a"], progress=False).vote_list[0]
     assert vote.score == 0.5 and vote.error is None and vote.attempts == 2
     assert "could not be read" in transport.requests[-1].messages[-1]["content"]
 
     stubborn = jw.LLMJudge("openai/m", transport=ScriptedTransport(lambda r, a: "I like it"), reasks=0)
-    vote = stubborn.score(["q"], ["a"], progress=False).votes[0]
+    vote = stubborn.score(["q"], ["a"], progress=False).vote_list[0]
     assert math.isnan(vote.score)
     assert vote.error.startswith("parse: no score between 1 and 5")
     assert vote.raw == "I like it"
@@ -71,7 +71,7 @@ def test_unparseable_answer_is_reasked_then_recorded() -> None:
 
 def test_empty_answer_is_a_parse_error() -> None:
     judge = jw.LLMJudge("openai/m", transport=ScriptedTransport(lambda r, a: ""), reasks=0)
-    vote = judge.score(["q"], ["a"], progress=False).votes[0]
+    vote = judge.score(["q"], ["a"], progress=False).vote_list[0]
     assert vote.error == "parse: the judge returned an empty answer"
 
 
@@ -88,7 +88,7 @@ def test_failing_call_is_retried_then_recorded_without_losing_the_batch() -> Non
     assert df["score"].tolist()[:2] == [1.0, 1.0]
     assert math.isnan(df.loc[2, "score"])
     assert df.loc[2, "error"].startswith("infrastructure: InternalServerError: boom")
-    assert result.votes[2].attempts == 3  # one try plus the policy's two retries
+    assert result.vote_list[2].attempts == 3  # one try plus the policy's two retries
     assert len(transport.requests) == 2 + 3
 
 
@@ -99,14 +99,14 @@ def test_transient_failure_recovers_and_honours_retry_after() -> None:
         return '{"score": 4}'
 
     judge = jw.LLMJudge("openai/m", transport=ScriptedTransport(reply), retry=RetryPolicy(initial_delay=30))
-    vote = judge.score(["q"], ["a"], progress=False).votes[0]  # a 30 s backoff would time the test out
+    vote = judge.score(["q"], ["a"], progress=False).vote_list[0]  # a 30 s backoff would time the test out
     assert vote.score == 0.75 and vote.attempts == 2
 
 
 def test_client_errors_are_not_retried() -> None:
     transport = ScriptedTransport(lambda r, a: (_ for _ in ()).throw(CallFailure("AuthenticationError", 401)))
     judge = jw.LLMJudge("openai/m", transport=transport, retry=FAST_RETRY)
-    vote = judge.score(["q"], ["a"], progress=False).votes[0]
+    vote = judge.score(["q"], ["a"], progress=False).vote_list[0]
     assert vote.attempts == 1 and "AuthenticationError" in vote.error
 
 
@@ -121,7 +121,7 @@ def test_api_key_never_appears_in_repr_results_or_errors() -> None:
     result = judge.score(["q"], ["a"], progress=False)
     assert secret not in result.to_df().to_csv()
     assert secret not in result.votes_df.to_csv()
-    assert "***" in result.votes[0].error
+    assert "***" in result.vote_list[0].error
 
 
 @pytest.mark.parametrize(
@@ -176,7 +176,7 @@ def test_probability_weighted_score_uses_the_answer_token_distribution() -> None
     ]
     transport = ScriptedTransport(lambda r, a: Completion(content='{"score": 4}', logprobs=logprobs))
     judge = jw.LLMJudge("openai/m", transport=transport, probability_weighted=True)
-    vote = judge.score(["q"], ["a"], progress=False).votes[0]
+    vote = judge.score(["q"], ["a"], progress=False).vote_list[0]
     assert vote.score == pytest.approx(0.6 * 0.75 + 0.3 * 1.0 + 0.1 * 0.5)
     params = transport.requests[0].params
     assert params["logprobs"] is True and params["top_logprobs"] == 10
@@ -200,12 +200,12 @@ def test_probability_weighted_verdict_template() -> None:
     ]
     transport = ScriptedTransport(lambda r, a: Completion(content='{"verdict": "incorrect"}', logprobs=logprobs))
     judge = jw.LLMJudge("openai/m", template="true_false", transport=transport, probability_weighted=True)
-    assert judge.score(["q"], ["a"], progress=False).votes[0].score == pytest.approx(0.3)
+    assert judge.score(["q"], ["a"], progress=False).vote_list[0].score == pytest.approx(0.3)
 
 
 def test_probability_weighted_falls_back_without_logprobs() -> None:
     judge = jw.LLMJudge("openai/m", transport=ScriptedTransport(lambda r, a: '{"score": 2}'), probability_weighted=True)
-    vote = judge.score(["q"], ["a"], progress=False).votes[0]
+    vote = judge.score(["q"], ["a"], progress=False).vote_list[0]
     assert vote.score == 0.25
     assert vote.score_source == "answer" and vote.fallback == "the model returned no logprobs"
     assert vote.probabilities is None and vote.confidence is None
@@ -251,7 +251,7 @@ def test_probabilities_are_read_from_the_token_stream_not_the_trimmed_content() 
     content = '{\n "explanation": "Fine score",\n "score": 4\n}'
     transport = ScriptedTransport(lambda r, a: Completion(content=content, logprobs=logprobs))
     judge = jw.LLMJudge("openai/m", transport=transport, probability_weighted=True, explanations=True)
-    vote = judge.score(["q"], ["a"], progress=False).votes[0]
+    vote = judge.score(["q"], ["a"], progress=False).vote_list[0]
     assert vote.score == pytest.approx(0.5 * 0.75 + 0.25 * 0.5 + 0.25 * 1.0)
     assert vote.explanation == "Fine score" and vote.score_source == "probabilities"
 
@@ -263,7 +263,7 @@ def test_a_prefilled_answer_is_read_from_its_continuation() -> None:
 
     transport = ScriptedTransport(reply)
     judge = jw.LLMJudge("openai/m", template="true_false", transport=transport, probability_weighted=True, prefill=True)
-    vote = judge.score(["q"], ["a"], progress=False).votes[0]
+    vote = judge.score(["q"], ["a"], progress=False).vote_list[0]
     assert vote.raw == '{"verdict": "correct"}'
     assert vote.score == pytest.approx(0.8) and vote.confidence == pytest.approx(0.8)
     params = transport.requests[0].params
@@ -276,7 +276,7 @@ def test_an_unreadable_prefilled_answer_is_reasked_without_the_prefill() -> None
 
     transport = ScriptedTransport(reply)
     judge = jw.LLMJudge("openai/m", transport=transport, prefill=True, probability_weighted=False)
-    vote = judge.score(["q"], ["a"], progress=False).votes[0]
+    vote = judge.score(["q"], ["a"], progress=False).vote_list[0]
     assert vote.score == 1.0 and vote.error is None and vote.attempts == 2
     reask = transport.requests[-1].messages
     assert [m["role"] for m in reask] == ["system", "user", "assistant", "user"]
@@ -290,7 +290,7 @@ def test_two_digit_scales_fall_back_to_the_answer() -> None:
     vote = (
         jw.LLMJudge("openai/m", template=template, transport=transport, probability_weighted=True)
         .score(["q"], ["a"], progress=False)
-        .votes[0]
+        .vote_list[0]
     )
     assert vote.score == 1.0 and vote.score_source == "answer"
     assert vote.fallback == "the template's answers cannot be told apart by one token"
@@ -305,7 +305,7 @@ def test_probabilities_are_on_by_default_where_the_model_returns_them() -> None:
     assert not jw.LLMJudge("openai/o3-mini").uses_probabilities()
     mocked = jw.LLMJudge("openai/gpt-4o-mini", mock_response='{"score": 4}')
     assert not mocked.uses_probabilities() and "logprobs" not in mocked.request_params()
-    vote = mocked.score(["q"], ["a"], progress=False).votes[0]
+    vote = mocked.score(["q"], ["a"], progress=False).vote_list[0]
     assert vote.score_source == "answer" and vote.fallback is None
 
 
@@ -316,8 +316,8 @@ def test_repeated_run_is_served_from_the_cache() -> None:
     calls = len(transport.requests)
     second = judge.score(PROMPTS, RESPONSES, progress=False)
     assert len(transport.requests) == calls == 3
-    assert second.scores == first.scores
-    assert all(v.cached for v in second.votes) and not any(v.cached for v in first.votes)
+    assert second.score_list == first.score_list
+    assert all(v.cached for v in second.vote_list) and not any(v.cached for v in first.vote_list)
 
 
 def test_cache_can_be_turned_off() -> None:
@@ -365,7 +365,7 @@ def test_sync_call_inside_a_running_loop() -> None:
     judge = jw.LLMJudge("openai/m", transport=ScriptedTransport(lambda r, a: '{"score": 5}'))
 
     async def notebook_cell() -> list[float]:
-        return judge.score(["q"], ["a"], progress=False).scores  # what a Jupyter user writes
+        return judge.score(["q"], ["a"], progress=False).score_list  # what a Jupyter user writes
 
     assert asyncio.run(notebook_cell()) == [1.0]
 
@@ -407,7 +407,7 @@ async def test_cancelled_run_keeps_finished_judgments_and_resume_skips_them() ->
     resumed = ScriptedTransport(reply)
     result = await judge.with_options(transport=resumed).ascore(prompts, ["a"] * 10, progress=False)
     assert len(resumed.requests) == 7  # the three finished judgments came from the cache
-    assert sum(v.cached for v in result.votes) == 3
+    assert sum(v.cached for v in result.vote_list) == 3
 
 
 def test_keyboard_interrupt_while_waiting_cancels_the_run() -> None:

@@ -60,3 +60,12 @@ def test_scoring_is_a_subpackage_beside_its_peers() -> None:
         assert (PACKAGE / name / "__init__.py").exists(), name
     for moved in ("_judge", "_panel", "_results", "_aggregate", "_cost", "_generate", "_ask"):
         assert not (PACKAGE / f"{moved}.py").exists(), moved
+
+
+def test_the_package_says_it_is_typed() -> None:
+    """py.typed (PEP 561) tells type checkers to read the package's own hints; CI runs mypy on it (.ci/run)."""
+    assert (PACKAGE / "py.typed").exists()
+    ci = (PACKAGE.parent / ".ci" / "run").read_text()
+    readme = (PACKAGE.parent / "README.md").read_text()
+    command = 'pip install -e ".[local,test]" && python -m mypy && python -m pytest -q'
+    assert command in ci and command in readme

@@ -71,5 +71,5 @@ def test_a_judge_answer_with_a_lone_surrogate_costs_one_row(transport: str) -> N
             probability_weighted=False,
         )
         result = judge.score(["q1", "q2", "q3"], ["a", "bad", "c"], progress=False)
-    assert [v.score for v in result.votes][::2] == [0.75, 0.75]
-    assert math.isnan(result.votes[1].score) and result.votes[1].error is not None
+    assert [v.score for v in result.vote_list][::2] == [0.75, 0.75]
+    assert math.isnan(result.vote_list[1].score) and result.vote_list[1].error is not None

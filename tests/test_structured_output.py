@@ -72,8 +72,8 @@ def test_single_judges_refuse_an_answer_without_a_verdict(
     assert judge.uses_structured_output()
     server.reset_stats()
     result = judge.score(["What is the capital of France?", "What is 7 * 8?"], ["Paris.", "56."], progress=False)
-    assert all(math.isnan(v.score) for v in result.votes), [v.score for v in result.votes]
-    assert _refused([v.error for v in result.votes])
+    assert all(math.isnan(v.score) for v in result.vote_list), [v.score for v in result.vote_list]
+    assert _refused([v.error for v in result.vote_list])
     assert server.stats.total == 4  # each row was asked, then re-asked once
     assert _asked_for_structured_output(server)
 

@@ -7,7 +7,7 @@ import html
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -36,6 +36,13 @@ from ._data import (
 )
 from ._kappa import fleiss_kappa_from_counts, kappa_from_tables
 from ._krippendorff import Level, alpha_from_counts, check_level
+
+# Cohen's kappa column by column: unweighted, then linear and quadratic weights (ordered labels only).
+_WEIGHTINGS: tuple[tuple[str, Literal["linear", "quadratic"] | None], ...] = (
+    ("kappa", None),
+    ("kappa_linear", "linear"),
+    ("kappa_quadratic", "quadratic"),
+)
 
 
 @dataclass(frozen=True)
@@ -85,7 +92,7 @@ def agreement_report(
         n_items = int(both.sum())
         row: dict[str, Any] = {"rater_a": names[i], "rater_b": names[j], "n_items": n_items}
         row["agreement"] = float(accuracy_from_tables(table)) if n_items else np.nan
-        for column, weights in (("kappa", None), ("kappa_linear", "linear"), ("kappa_quadratic", "quadratic")):
+        for column, weights in _WEIGHTINGS:
             usable = n_items and (weights is None or ordered)
             row[column] = float(kappa_from_tables(table, weights)) if usable else np.nan
         rows.append(row)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict
 
@@ -130,7 +131,7 @@ def resolve_aspects(aspects: object) -> list[Aspect]:
     if isinstance(aspects, (str, Aspect)):
         aspects = [aspects]
     try:
-        entries = list(aspects)  # type: ignore[call-overload]
+        entries = list(cast(Iterable[object], aspects))  # a non-iterable raises TypeError, reported below
     except TypeError:
         raise ConfigurationError(
             f"aspects must be a list of names or jw.Aspect objects, got {type(aspects).__name__}"

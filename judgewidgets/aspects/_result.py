@@ -143,4 +143,4 @@ class AspectResult:
         )
 
     def _repr_html_(self) -> str:
-        return self.to_df()._repr_html_()  # type: ignore[operator]
+        return self.to_df()._repr_html_()

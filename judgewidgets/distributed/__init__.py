@@ -10,7 +10,8 @@ df = jw.distributed.score(panel, "s3-mirror/answers/", engine="ray", shards=400,
 Ray is optional (`pip install 'judgewidgets[ray]'`) and imported only when a Ray run starts.
 """
 
-from ._ray import RayRunner, ShardFailedError
+from .._errors import ShardFailedError
+from ._ray import RayRunner
 from ._runners import LocalRunner, ShardRunner
 from ._score import run, score
 from ._shards import Shard

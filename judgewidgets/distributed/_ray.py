@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._errors import JudgeWidgetsError
+from .._errors import ConfigurationError, ShardFailedError
 from .._progress import NoProgress, Progress
 from .._records import Vote
 from ._runners import ascore_shard
@@ -31,16 +31,12 @@ from ._shards import OutputStore, Shard
 if TYPE_CHECKING:
     from ..scoring._panel import LLMPanel
 
-__all__ = ["RayRunner", "ShardFailedError", "import_ray"]
+__all__ = ["RayRunner", "import_ray"]
 
 logger = logging.getLogger("judgewidgets.distributed")
 
 DEFAULT_SHARD_RETRIES = 3
 _PROGRESS_EVERY_S = 0.25
-
-
-class ShardFailedError(JudgeWidgetsError):
-    """A shard's worker died more often than the runner's `max_retries` allows."""
 
 
 def import_ray() -> Any:
@@ -72,9 +68,9 @@ class RayRunner:
         init_options: dict[str, Any] | None = None,
     ) -> None:
         if workers is not None and workers < 1:
-            raise ValueError(f"workers must be >= 1, got {workers}")
+            raise ConfigurationError(f"workers must be >= 1, got {workers}")
         if max_retries < 0:
-            raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+            raise ConfigurationError(f"max_retries must be >= 0, got {max_retries}")
         self.address = address
         self.workers = workers
         self.max_retries = max_retries

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from itertools import chain
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
 import pandas as pd
 
@@ -20,7 +20,7 @@ from ._shards import OutputStore, cut_shards, default_shard_count, fingerprint, 
 
 __all__ = ["run", "score"]
 
-Data = pd.DataFrame | str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+Data: TypeAlias = pd.DataFrame | str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 Engine = Literal["ray", "local"] | ShardRunner
 
 

@@ -148,4 +148,4 @@ class CallCache:
         return {"path": self.path}
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        self.__init__(state["path"])  # type: ignore[misc, arg-type]
+        CallCache.__init__(self, str(state["path"]))

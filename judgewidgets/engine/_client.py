@@ -7,6 +7,7 @@ import logging
 import random
 from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from .._constants import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S
 from .._errors import ConfigurationError, JudgeCallError
@@ -36,8 +37,8 @@ class CallSettings:
         if int(self.max_concurrency) < 1:
             raise ConfigurationError(f"max_concurrency must be >= 1, got {self.max_concurrency}")
 
-    def with_options(self, **changes: object) -> CallSettings:
-        return replace(self, **changes)  # type: ignore[arg-type]
+    def with_options(self, **changes: Any) -> CallSettings:
+        return replace(self, **changes)
 
 
 class CallSession:

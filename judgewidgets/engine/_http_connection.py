@@ -150,7 +150,7 @@ class HTTPConnection(asyncio.Protocol):
     # -- asyncio.Protocol -------------------------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
+        self.transport = transport  # type: ignore[assignment]  # typeshed: create_connection gives a Transport
 
     def data_received(self, data: bytes) -> None:
         if self._waiter is None:  # the server spoke out of turn (an idle-timeout 408, say): do not reuse

@@ -22,7 +22,7 @@ from pathlib import Path
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: no flock, so the cache commits every answer instead
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # typeshed types `fcntl` as a module on every platform
 
 __all__ = ["JOURNALS_AVAILABLE", "Journal", "journal_dir", "recover"]
 

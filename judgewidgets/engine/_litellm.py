@@ -10,7 +10,7 @@ from functools import lru_cache
 from types import ModuleType
 from typing import Any
 
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, JudgeWidgetsError
 from ._request import ChatRequest, Completion, token_logprobs
 
 
@@ -118,8 +118,8 @@ def cost_of(model: str, prompt_tokens: int | None, completion_tokens: int | None
     return prompt_tokens * prices[0] + completion_tokens * prices[1]
 
 
-class CallFailure(Exception):
-    """One failed attempt, classified for the retry policy.
+class CallFailure(JudgeWidgetsError):
+    """One failed attempt, classified for the retry policy (a Transport raises it; the engine catches it).
 
     `fix` is set when the request itself was refused (too long, against a content policy, invalid): it says
     what to change, and such a failure is not retried.

@@ -300,7 +300,7 @@ class OpenAIHTTPTransport:
         return {"forced": self.forced, "keepalive_s": self.keepalive_s, "client": self.client}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(**state)  # type: ignore[misc]
+        OpenAIHTTPTransport.__init__(self, **state)
 
     # -- one attempt ------------------------------------------------------------------------------------------
 

@@ -13,8 +13,8 @@ import asyncio
 import contextlib
 import threading
 import weakref
-from collections.abc import AsyncIterator, Callable
-from typing import Generic, Protocol, TypeVar
+from collections.abc import AsyncGenerator, Callable
+from typing import Any, Generic, Protocol, TypeVar
 
 __all__ = ["LoopClient", "PerLoop"]
 
@@ -31,7 +31,8 @@ class LoopClient(Protocol):
 
 
 C = TypeVar("C", bound=LoopClient)
-_Entries = dict[asyncio.AbstractEventLoop, tuple[LoopClient, AsyncIterator[None]]]
+# Each loop's client (one PerLoop's clients are all of its C) and the generator that closes it at loop shutdown.
+_Entries = dict[asyncio.AbstractEventLoop, tuple[Any, AsyncGenerator[None, None]]]
 
 
 class PerLoop(Generic[C]):
@@ -50,7 +51,7 @@ class PerLoop(Generic[C]):
 
     def clients(self) -> list[C]:
         """The open clients, one per loop."""
-        return [client for client, _ in self._entries.values()]  # type: ignore[misc]
+        return [client for client, _ in self._entries.values()]
 
     def current(self) -> C | None:
         """This loop's client when it is open (the cheap check every call makes), else None."""
@@ -76,8 +77,9 @@ class PerLoop(Generic[C]):
         assert entry is not None
         if fresh:
             await entry[1].__anext__()
-        self._current = (loop, entry[0])  # type: ignore[assignment]
-        return entry[0]  # type: ignore[return-value]
+        client = entry[0]
+        self._current = (loop, client)
+        return client
 
     async def aclose(self) -> None:
         """Close this loop's client (a later `get()` in this loop opens a new one)."""
@@ -88,12 +90,12 @@ class PerLoop(Generic[C]):
             self._current = (None, None)
         if entry is not None:
             await entry[0].aclose()
-            await entry[1].aclose()  # type: ignore[attr-defined]
+            await entry[1].aclose()
 
 
 async def _close_at_shutdown(
     client: LoopClient, entries: _Entries, loop: asyncio.AbstractEventLoop
-) -> AsyncIterator[None]:
+) -> AsyncGenerator[None, None]:
     try:
         yield
     finally:

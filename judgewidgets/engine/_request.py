@@ -26,7 +26,9 @@ except ImportError:  # pragma: no cover - exercised where orjson is not installe
         """Compact UTF-8 JSON (as the openai SDK sends it)."""
         return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
 
-    loads = json.loads
+    def loads(data: bytes | bytearray | memoryview | str) -> Any:
+        return json.loads(bytes(data) if isinstance(data, memoryview) else data)
+
 
 # Keyword arguments that say where or how to send a request, not what is asked: they never enter a cache
 # key, and secrets among them never enter results, caches, logs or reprs.

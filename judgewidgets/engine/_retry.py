@@ -13,6 +13,7 @@ from .._constants import (
     RETRY_JITTER,
     RETRYABLE_STATUS_CODES,
 )
+from .._errors import ConfigurationError
 
 
 @dataclass(frozen=True)
@@ -30,11 +31,11 @@ class RetryPolicy:
 
     def __post_init__(self) -> None:
         if self.max_retries < 0:
-            raise ValueError(f"max_retries must be >= 0, got {self.max_retries}")
+            raise ConfigurationError(f"max_retries must be >= 0, got {self.max_retries}")
         if self.initial_delay < 0 or self.max_delay < 0:
-            raise ValueError("retry delays must be >= 0")
+            raise ConfigurationError("retry delays must be >= 0")
         if not 0 <= self.jitter <= 1:
-            raise ValueError(f"jitter must lie in [0, 1], got {self.jitter}")
+            raise ConfigurationError(f"jitter must lie in [0, 1], got {self.jitter}")
 
     @staticmethod
     def is_retryable(status_code: int | None) -> bool:

@@ -62,7 +62,7 @@ class AutoTransport:
 
     def complete(self, request: ChatRequest, timeout: float) -> Coroutine[Any, Any, Completion]:
         """The chosen transport's attempt, handed back unawaited: no extra coroutine frame per call."""
-        return self.route(request).complete(request, timeout)  # type: ignore[return-value]
+        return self.route(request).complete(request, timeout)
 
 
 def resolve_transport(transport: Transport | TransportChoice | None) -> Transport:

@@ -36,6 +36,12 @@ class JudgeMagics(Magics):
     max_concurrency = Int(32, help="Concurrent calls per model.").tag(config=True)
     api_base = Unicode("", help="Base URL of an OpenAI-compatible server for every judge ('' = none).").tag(config=True)
 
+    @property
+    def _shell(self) -> Any:
+        """The IPython shell the magics are registered on (IPython types it as optional; a magic always has one)."""
+        assert self.shell is not None
+        return self.shell
+
     # --- %judge_config ------------------------------------------------------------------------------------
 
     @magic_arguments()
@@ -134,7 +140,7 @@ class JudgeMagics(Magics):
         """
         args = _parse(self.judge, line)
         cell = cell or ""
-        body = self.shell.var_expand(cell, depth=1) if "{" in cell else cell  # type: ignore[union-attr]
+        body = self._shell.var_expand(cell, depth=1) if "{" in cell else cell
         mode = args.mode or ("rubric" if args.rubric else "score")
         try:
             with warnings.catch_warnings():
@@ -147,7 +153,7 @@ class JudgeMagics(Magics):
         except (JudgeWidgetsError, ValueError) as exc:
             raise UsageError(str(exc)) from None
         if args.out:
-            self.shell.user_ns[args.out] = result  # type: ignore[union-attr]
+            self._shell.user_ns[args.out] = result
         display(table)
         failures = _failures(result)
         if failures is not None:
@@ -174,7 +180,7 @@ class JudgeMagics(Magics):
 
     def _items(self, args: Any, body: str) -> pd.DataFrame:
         if args.data:
-            frame = self.shell.user_ns.get(args.data)  # type: ignore[union-attr]
+            frame = self._shell.user_ns.get(args.data)
             if frame is None:
                 raise UsageError(f"--data {args.data}: no such variable in the notebook")
             if not isinstance(frame, pd.DataFrame):
@@ -224,7 +230,7 @@ class JudgeMagics(Magics):
         source = args.rubric
         if source == "cell":
             return Rubric.from_yaml(body)
-        value = self.shell.user_ns.get(source)  # type: ignore[union-attr]
+        value = self._shell.user_ns.get(source)
         if isinstance(value, Rubric):
             return value
         if isinstance(value, str):
@@ -254,7 +260,7 @@ class JudgeMagics(Magics):
         from ..pairwise import PairwiseJudge
 
         if args.data:
-            items = self.shell.user_ns.get(args.data)  # type: ignore[union-attr]
+            items = self._shell.user_ns.get(args.data)
             if not isinstance(items, pd.DataFrame):
                 raise UsageError(f"--data {args.data} must name a DataFrame with question, response_a, response_b")
         else:

@@ -114,5 +114,5 @@ class LocalProvider(CustomLLM):
     def streaming(self, *args: Any, **kwargs: Any) -> Any:
         raise CustomLLMError(status_code=400, message="the local model does not stream; use stream=False")
 
-    def astreaming(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+    def astreaming(self, *args: Any, **kwargs: Any) -> Any:
         raise CustomLLMError(status_code=400, message="the local model does not stream; use stream=False")

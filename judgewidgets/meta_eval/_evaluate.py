@@ -128,14 +128,14 @@ class MetaEvaluation:
                 )
         return pd.DataFrame(rows)
 
-    def chart(self) -> alt.Chart:
+    def chart(self) -> alt.FacetChart:
         """Accuracy per set, the measured judge beside the published ones."""
         from ._chart import meta_chart
 
         return meta_chart(self.table, self.judge)
 
     def _repr_html_(self) -> str:
-        return self.table.round(3)._repr_html_()  # type: ignore[operator]
+        return self.table.round(3)._repr_html_()
 
 
 def meta_evaluate(
@@ -250,7 +250,7 @@ async def _pointwise(
 def _scored(judge: Any, result: Any, index: int) -> tuple[float, dict[str, float] | None, float, str | None]:
     """(score, probabilities, model seconds, error) of one response: a judge's vote, or a panel's average."""
     if isinstance(judge, LLMJudge):
-        vote = result.votes[index]
+        vote = result.vote_list[index]
         return vote.score, vote.probabilities, 0.0 if vote.cached else vote.latency_s, vote.error
     votes = [v for v in result.vote_list if v.item == index]
     scores = [v.score for v in votes if not math.isnan(v.score)]

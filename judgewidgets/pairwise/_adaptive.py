@@ -144,9 +144,7 @@ def difference_variance(cov: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.nda
     return np.maximum(cov[a, a] + cov[b, b] - 2.0 * cov[a, b], 1e-12)
 
 
-def _most_valuable(  # type: ignore[no-untyped-def]
-    cov, first, second, gap, info, open_, k
-) -> int:
+def _most_valuable(cov, first, second, gap, info, open_, k) -> int:
     """The open comparison with the largest expected drop in the number of misordered pairs (see Adaptive)."""
     var = difference_variance(cov, first, second)
     wrong = normal_cdf(-gap / np.sqrt(var))

@@ -82,7 +82,7 @@ def _negative_cycle(cost: np.ndarray) -> np.ndarray:
     return ((distance[:, :, None] + cost).min(axis=1) < distance - 1e-9).any(axis=1)
 
 
-def _evaluate(n, w, theta, gamma, lam):  # type: ignore[no-untyped-def]
+def _evaluate(n, w, theta, gamma, lam):
     """(penalised log-likelihood (B,), win probabilities (B, K, K)) from one pass of exp/log1p."""
     d = theta[:, :, None] - theta[:, None, :] + gamma[:, None, None]
     e = np.exp(-np.abs(d))

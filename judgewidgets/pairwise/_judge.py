@@ -7,13 +7,13 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 import pandas as pd
-from pydantic import Field, create_model
+from pydantic import BaseModel, Field, create_model
 
 from .._constants import DEFAULT_REASKS, DEFAULT_TIE_MARGIN
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, ParseError
 from .._fence import fence
 from .._probabilities import label_probabilities
 from .._progress import Progress, counted
@@ -30,7 +30,7 @@ from ..templates import Template
 from ..templates._parse import own_verdict
 from ._batch import pairs_from, results_table
 from ._records import OrderVerdict, PairItem, PairwiseResult, Winner, build_pairs, pointwise_outcome
-from ._scales import AB_TIE, Scale, get_scale, swap_slot
+from ._scales import AB_TIE, Scale, Slot, get_scale, swap_slot
 
 PairwiseMethod = Literal["probability", "pointwise", "verdict"]
 METHODS: tuple[PairwiseMethod, ...] = ("probability", "pointwise", "verdict")
@@ -51,11 +51,20 @@ _VERDICT_KEYS = ("verdict", "winner", "better", "preference", "label", "answer",
 class Comparison(Protocol):
     """What a comparer returns per pair: a debiased winner and every order's verdict (for tables and ratings)."""
 
-    winner: str | None
-    consistent: bool | None
-    confidence: float | None
-    error: str | None
-    verdicts: list[OrderVerdict]
+    @property
+    def winner(self) -> str | None: ...
+
+    @property
+    def consistent(self) -> bool | None: ...
+
+    @property
+    def confidence(self) -> float | None: ...
+
+    @property
+    def error(self) -> str | None: ...
+
+    @property
+    def verdicts(self) -> list[OrderVerdict]: ...
 
 
 @runtime_checkable
@@ -64,7 +73,7 @@ class PairwiseComparer(Protocol):
 
     async def acompare_items(
         self, items: Sequence[PairItem], session: CallSession, progress: Progress
-    ) -> list[Comparison]: ...
+    ) -> Sequence[Comparison]: ...
 
     def check(self) -> None: ...
 
@@ -253,7 +262,7 @@ class PairwiseJudge:
 
     # --- what the judge sees ---------------------------------------------------------------------------------
 
-    def output_model(self) -> type:
+    def output_model(self) -> type[BaseModel]:
         """The pydantic model of the judge's answer; its field descriptions are the schema the judge reads.
 
         The verdict method also asks for a stated confidence; the probability method reads its confidence from
@@ -268,7 +277,7 @@ class PairwiseJudge:
         ab = tuple(AB_TIE.labels)
         for aspect, description in self.aspects.items():
             fields[aspect] = (
-                Literal[ab],  # type: ignore[valid-type]
+                Literal[ab],
                 Field(
                     description=f"Which response is better on {aspect}"
                     + ("" if description == aspect else f" ({description})")
@@ -276,7 +285,7 @@ class PairwiseJudge:
                 ),
             )
         fields["verdict"] = (
-            Literal[tuple(self.scale.labels)],  # type: ignore[valid-type]
+            Literal[tuple(self.scale.labels)],
             Field(description=f"The overall verdict: {self.scale.description}"),
         )
         if self.method == "verdict":
@@ -332,7 +341,10 @@ class PairwiseJudge:
         if reference:
             parts.append(fence("reference", reference))
         parts += [fence("response_a", first), fence("response_b", second)]
-        messages = ({"role": "system", "content": system}, {"role": "user", "content": "\n".join(parts)})
+        messages: tuple[dict[str, str], ...] = (
+            {"role": "system", "content": system},
+            {"role": "user", "content": "\n".join(parts)},
+        )
         if self._prefilled():
             messages += ({"role": "assistant", "content": '{"verdict": "'},)
         return messages
@@ -349,7 +361,7 @@ class PairwiseJudge:
     # --- reading the answer ----------------------------------------------------------------------------------
 
     def read(self, text: str) -> tuple[str, float | None, dict[str, str], str | None]:
-        """(verdict label, confidence, per-aspect slot winners, explanation); ValueError when no verdict is found."""
+        """(verdict label, confidence, per-aspect slot winners, explanation); ParseError when no verdict is found."""
         data = own_verdict(text, _VERDICT_KEYS, self.instruction or "")
         label = None
         confidence = None
@@ -361,7 +373,7 @@ class PairwiseJudge:
                 if label is not None:
                     break
             confidence = _confidence(data.get("confidence"))
-            nested = data.get("aspects") if isinstance(data.get("aspects"), dict) else {}
+            nested = data["aspects"] if isinstance(data.get("aspects"), dict) else {}
             for aspect in self.aspects:
                 value = AB_TIE.read(data.get(aspect, nested.get(aspect)))
                 if value is not None:
@@ -370,7 +382,7 @@ class PairwiseJudge:
         if label is None and data is None:  # free text; a JSON answer names its verdict in a field
             label = self.scale.search(text)
         if label is None:
-            raise ValueError(f"no verdict ({' / '.join(self.scale.labels)}) found in the judge's answer")
+            raise ParseError(f"no verdict ({' / '.join(self.scale.labels)}) found in the judge's answer", raw=text)
         return label, confidence, aspects, explanation
 
     def slot_probabilities(self, answer: Answer[Any]) -> dict[str, float] | None:
@@ -501,7 +513,7 @@ class PairwiseJudge:
             if shown is None:
                 fallback = "no logprobs at the verdict token" if answer.completion else None
             else:
-                probabilities = {swap_slot(k) if swapped else k: p for k, p in shown.items()}  # type: ignore[arg-type]
+                probabilities = {_own(k, swapped): p for k, p in shown.items()}
                 confidence = probabilities.get(swap_slot(slot) if swapped else slot)
         return OrderVerdict(
             judge=label,
@@ -512,7 +524,7 @@ class PairwiseJudge:
             confidence=confidence,
             probabilities=probabilities,
             fallback=fallback,
-            aspects={k: swap_slot(v) if swapped else v for k, v in aspects.items()},  # type: ignore[arg-type]
+            aspects={k: _own(v, swapped) for k, v in aspects.items()},
             explanation=explanation if self.explanations else None,
             raw=answer.content,
             **spent,
@@ -552,6 +564,12 @@ class PairwiseJudge:
                 )
             )
         return verdicts
+
+
+def _own(label: str, swapped: bool) -> Slot:
+    """A slot label as shown (A, B or tie: AB_TIE's labels are the slots) in the pair's own terms."""
+    slot = cast(Slot, label)
+    return swap_slot(slot) if swapped else slot
 
 
 def _pointwise_outcome(

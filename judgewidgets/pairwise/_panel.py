@@ -40,18 +40,23 @@ class PanelComparison(BaseModel):
     winner: Winner | None
     confidence: float | None
     consistent: bool | None
-    votes: list[PairwiseResult]
+    vote_list: list[PairwiseResult]
     error: str | None = None
+
+    @property
+    def votes(self) -> pd.DataFrame:
+        """Tidy table: one row per judge, its debiased result (winner, consistent, confidence, ..., cost)."""
+        return pd.DataFrame([r.row() for r in self.vote_list])
 
     @property
     def verdicts(self) -> list[OrderVerdict]:
         """Every judge's verdict on every order."""
-        return [v for result in self.votes for v in result.verdicts]
+        return [v for result in self.vote_list for v in result.verdicts]
 
 
 def tally(results: Sequence[PairwiseResult], weights: Sequence[float]) -> tuple[Winner | None, float | None]:
     """(winner, share of weight behind it) over the judges that answered; equal top shares give 'tie'."""
-    totals: dict[str, float] = {}
+    totals: dict[Winner, float] = {}
     for result, weight in zip(results, weights):
         if result.winner is not None:
             totals[result.winner] = totals.get(result.winner, 0.0) + weight
@@ -59,7 +64,7 @@ def tally(results: Sequence[PairwiseResult], weights: Sequence[float]) -> tuple[
         return None, None
     best = max(totals.values())
     leaders = [label for label, total in totals.items() if total == best]
-    winner: Winner = leaders[0] if len(leaders) == 1 else "tie"  # type: ignore[assignment]
+    winner: Winner = leaders[0] if len(leaders) == 1 else "tie"
     return winner, totals.get(winner, 0.0) / sum(totals.values())
 
 
@@ -151,7 +156,7 @@ class PairwisePanel:
                     winner=winner,
                     confidence=share,
                     consistent=all(flags) if flags else None,
-                    votes=results,
+                    vote_list=results,
                     error=None if answered else "; ".join(errors) or None,
                 )
             )
@@ -207,7 +212,7 @@ class PairwisePanel:
                 "consistent": result.consistent,
                 "error": result.error,
             }
-            for name, vote in zip(self.names, result.votes):
+            for name, vote in zip(self.names, result.vote_list):
                 row[name] = vote.winner
                 row[f"{name}_consistent"] = vote.consistent
             rows.append(row)

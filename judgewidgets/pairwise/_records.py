@@ -171,11 +171,12 @@ class PairwiseResult(BaseModel):
         winner, consistent = combine(winners[0], winners[1] if len(winners) > 1 else None)
         confidences = [v.confidence for v in verdicts if v.confidence is not None]
         p_a_better = None
+        confidence: float | None
         if all(v.probabilities for v in verdicts):
-            p_a_better = sum(a_better(v.probabilities) for v in verdicts) / len(verdicts)  # type: ignore[arg-type]
+            p_a_better = sum(a_better(v.probabilities or {}) for v in verdicts) / len(verdicts)
             winner, confidence = decide(p_a_better, tie_margin)
         elif consistent is False:
-            confidence: float | None = 0.0
+            confidence = 0.0
         else:
             confidence = sum(confidences) / len(confidences) if confidences else None
         names = list(aspects) + sorted({n for v in verdicts for n in v.aspects} - set(aspects))
@@ -200,6 +201,16 @@ class PairwiseResult(BaseModel):
     def order(self, swapped: bool) -> OrderVerdict | None:
         """The verdict of the original (False) or swapped (True) order, when it was asked."""
         return next((v for v in self.verdicts if v.swapped == swapped), None)
+
+    @property
+    def vote_list(self) -> list[OrderVerdict]:
+        """Every order's verdict (the same list as `verdicts`)."""
+        return self.verdicts
+
+    @property
+    def votes(self) -> pd.DataFrame:
+        """Tidy table: one row per order's verdict (judge, swapped, winner, ..., usage)."""
+        return pd.DataFrame([v.model_dump() for v in self.verdicts])
 
     @property
     def usage(self) -> Usage:
@@ -247,6 +258,11 @@ def _texts(item: PairItem) -> dict[str, Any]:
     }
 
 
+def _required(name: str, value: object, position: int) -> str:
+    """The text at `position`, checked (InputError for a missing or non-text value)."""
+    return str(_text(name, value, position))
+
+
 def _text(name: str, value: object, position: int, optional: bool = False) -> str | None:
     if optional and (value is None or (isinstance(value, float) and math.isnan(value))):
         return None
@@ -263,7 +279,11 @@ def build_pairs(
     references: Sequence[str | None] | str | None = None,
 ) -> list[PairItem]:
     """Check a batch of comparisons; every problem raises one InputError before any call is made."""
-    columns = {"questions": questions, "responses_a": responses_a, "responses_b": responses_b}
+    columns: dict[str, Sequence[str | None] | str] = {
+        "questions": questions,
+        "responses_a": responses_a,
+        "responses_b": responses_b,
+    }
     if references is not None:
         columns["references"] = references
     lists = {name: [values] if isinstance(values, str) else list(values) for name, values in columns.items()}
@@ -276,9 +296,9 @@ def build_pairs(
     for i in range(lengths["questions"]):
         items.append(
             PairItem(
-                question=_text("questions", lists["questions"][i], i),  # type: ignore[arg-type]
-                response_a=_text("responses_a", lists["responses_a"][i], i),  # type: ignore[arg-type]
-                response_b=_text("responses_b", lists["responses_b"][i], i),  # type: ignore[arg-type]
+                question=_required("questions", lists["questions"][i], i),
+                response_a=_required("responses_a", lists["responses_a"][i], i),
+                response_b=_required("responses_b", lists["responses_b"][i], i),
                 reference=_text("references", lists["references"][i], i, True) if "references" in lists else None,
             )
         )

@@ -82,8 +82,8 @@ class Scale:
 
     def search(self, text: str) -> str | None:
         """The label a free-text answer gives: ``[[...]]``, 'verdict: ...', the last 'A>B', 'Response A is better'."""
-        for match in _BRACKETED.finditer(text):
-            label = self.read(match.group(1))
+        for bracketed in _BRACKETED.finditer(text):
+            label = self.read(bracketed.group(1))
             if label is not None:
                 return label
         match = _KEYED.search(text)

@@ -11,6 +11,7 @@ import pandas as pd
 
 from .._errors import ConfigurationError, InputError
 from .._progress import Progress
+from .._records import _as_text_list
 from .._run import run_scope
 from .._runner import run_sync
 from ._bradley_terry import fit, game_matrices, mle_exists
@@ -105,14 +106,10 @@ def _texts(name: str, values: Any, length: int | None, optional: bool = False) -
         return [None] * (length or 0)
     if isinstance(values, str):
         raise InputError(f"{name} must be a list of strings, one per question, not a single string")
-    values = list(values)
-    if length is not None and len(values) != length:
-        raise InputError(f"{name} has {len(values)} entries for {length} questions")
-    for i, value in enumerate(values):
-        missing = value is None or (isinstance(value, float) and np.isnan(value))
-        if (missing and not optional) or (not missing and not isinstance(value, str)):
-            raise InputError(f"{name} must hold strings; position {i} is {value!r:.40}")
-    return [None if v is None or (isinstance(v, float) and np.isnan(v)) else v for v in values]
+    checked = _as_text_list(name, values, optional=optional) or []
+    if length is not None and len(checked) != length:
+        raise InputError(f"{name} has {len(checked)} entries for {length} questions")
+    return checked
 
 
 class Tournament:
@@ -210,7 +207,7 @@ class Tournament:
             stability=stability(matches, names),
         )
 
-    async def _play(self, proposal, asked, answers, refs, names, state, session, bar, rows) -> None:  # type: ignore[no-untyped-def]
+    async def _play(self, proposal, asked, answers, refs, names, state, session, bar, rows) -> None:
         flips = state.rng.random(len(proposal)) < 0.5  # which of the two is the pair's own "a"
         a = np.array([j if f else i for (i, j, _), f in zip(proposal, flips)], dtype=np.intp)
         b = np.array([i if f else j for (i, j, _), f in zip(proposal, flips)], dtype=np.intp)

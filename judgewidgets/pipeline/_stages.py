@@ -167,13 +167,13 @@ class RubricStage:
             )
         )
         out = []
-        for report in reports:
-            errors = sorted({e for c in report.criteria for e in c.errors})
+        for graded in reports:
+            errors = sorted({e for c in graded.criteria for e in c.errors})
             out.append(
                 StageScore(
-                    score=math.nan if report.score is None else report.score,
-                    error=_no_score(errors) if report.score is None else ("; ".join(errors) or None),
-                    **report.usage.usage_fields(),
+                    score=math.nan if graded.score is None else graded.score,
+                    error=_no_score(errors) if graded.score is None else ("; ".join(errors) or None),
+                    **graded.usage.usage_fields(),
                 )
             )
         return out

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ._criterion import Criterion, CriterionVerdict
 from ._records import CriterionVote
@@ -71,7 +71,7 @@ def aggregate_choice(
     return _nominal(assessable, criterion, strategy)
 
 
-def _top(scores: dict[int, float]) -> list[int]:
+def _top(scores: Mapping[int, float]) -> list[int]:
     best = max(scores.values())
     return [i for i, s in scores.items() if s == best]
 
@@ -79,19 +79,19 @@ def _top(scores: dict[int, float]) -> list[int]:
 def _ordinal(votes: Sequence[CriterionVote], criterion: Criterion, strategy: str) -> tuple[int, float]:
     options = criterion.options
     assert options is not None
-    indices = [v.selected_index for v in votes]
-    values = [options[i].value for i in indices]  # type: ignore[index]
+    indices = [v.selected_index for v in votes if v.selected_index is not None]  # every vote is assessable
+    values = [options[i].value for i in indices]
     if strategy == "mode":
-        index = criterion.worst_option_among(_top(Counter(indices)))  # type: ignore[arg-type]
+        index = criterion.worst_option_among(_top(Counter(indices)))
         return index, options[index].value
     if strategy in ("min", "max"):
-        ranked = sorted(zip(values, indices), key=lambda t: (t[0], t[1]))  # type: ignore[arg-type]
+        ranked = sorted(zip(values, indices), key=lambda t: (t[0], t[1]))
         if strategy == "min":
             index = ranked[0][1]
         else:
             top_value = ranked[-1][0]
             index = min(i for v, i in ranked if v == top_value)
-        return index, options[index].value  # type: ignore[index]
+        return index, options[index].value
     if strategy == "mean":
         aggregated = sum(values) / len(values)
     elif strategy == "median":
@@ -100,7 +100,7 @@ def _ordinal(votes: Sequence[CriterionVote], criterion: Criterion, strategy: str
         aggregated = ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
     elif strategy == "weighted_mean":
         total = sum(v.weight for v in votes)
-        aggregated = sum(options[v.selected_index].value * v.weight for v in votes) / total  # type: ignore[index]
+        aggregated = sum(options[i].value * v.weight for v, i in zip(votes, indices)) / total
     else:
         raise ValueError(f"unknown ordinal aggregation {strategy!r}")
     return snap(criterion, aggregated), aggregated
@@ -119,17 +119,18 @@ def snap(criterion: Criterion, value: float) -> int:
 def _nominal(votes: Sequence[CriterionVote], criterion: Criterion, strategy: str) -> tuple[int, float]:
     options = criterion.options
     assert options is not None
-    indices = [v.selected_index for v in votes]
+    indices = [v.selected_index for v in votes if v.selected_index is not None]  # every vote is assessable
     if strategy == "mode":
-        index = criterion.worst_option_among(_top(Counter(indices)))  # type: ignore[arg-type]
+        index = criterion.worst_option_among(_top(Counter(indices)))
     elif strategy == "weighted_mode":
         totals: dict[int, float] = {}
         for v in votes:
-            totals[v.selected_index] = totals.get(v.selected_index, 0.0) + v.weight  # type: ignore[index]
+            if v.selected_index is not None:
+                totals[v.selected_index] = totals.get(v.selected_index, 0.0) + v.weight
         index = criterion.worst_option_among(_top(totals))
     elif strategy == "unanimous":
         if len(set(indices)) == 1:
-            index = indices[0]  # type: ignore[assignment]
+            index = indices[0]
         elif criterion.na_option_index is not None:
             index = criterion.na_option_index
         else:
@@ -139,7 +140,7 @@ def _nominal(votes: Sequence[CriterionVote], criterion: Criterion, strategy: str
                 RuntimeWarning,
                 stacklevel=4,
             )
-            index = criterion.worst_option_among(_top(Counter(indices)))  # type: ignore[arg-type]
+            index = criterion.worst_option_among(_top(Counter(indices)))
     else:
         raise ValueError(f"unknown nominal aggregation {strategy!r}")
     return index, options[index].value

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from .._errors import ConfigurationError
+from .._errors import configuration_error
 
 ScaleType = Literal["binary", "ordinal", "nominal"]
 BINARY_AGGREGATIONS = ("majority", "weighted", "unanimous", "any")
@@ -28,13 +28,9 @@ class CriterionVerdict(str, Enum):
 def _validated(cls: type[BaseModel], what: str, data: dict[str, Any]) -> dict[str, Any]:
     """Run pydantic validation, turning its error into one ConfigurationError that names the field."""
     try:
-        return dict(cls.__pydantic_validator__.validate_python(data).__dict__)  # type: ignore[attr-defined]
+        return dict(cls.__pydantic_validator__.validate_python(data).__dict__)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {str(e['msg']).removeprefix('Value error, ')}"
-            for e in exc.errors()
-        )
-        raise ConfigurationError(f"{what}: {problems}") from None
+        raise configuration_error(what, exc) from None
 
 
 class CriterionOption(BaseModel):
@@ -93,7 +89,7 @@ class Criterion(BaseModel):
     ) -> None:
         requirement = requirement if requirement is not None else data.pop("requirement", None)
         if options is not None:
-            options = [o if isinstance(o, CriterionOption) else CriterionOption(**o) for o in options]  # type: ignore[arg-type]
+            options = [o if isinstance(o, CriterionOption) else CriterionOption(**o) for o in options]
         if scale_type is None:
             scale_type = "ordinal" if options else "binary"
         fields = {
@@ -124,20 +120,26 @@ class Criterion(BaseModel):
             return None
         return next((i for i, o in enumerate(self.options) if o.na), None)
 
+    @property
+    def option_list(self) -> tuple[CriterionOption, ...]:
+        """The options in the rubric's order (none for a binary criterion)."""
+        return self.options or ()
+
     def with_na_option(self) -> Criterion:
         """This criterion with an NA option appended, unless it is binary or already has one."""
         if not self.is_multi_choice or self.na_option_index is not None:
             return self
-        options = [*self.options, CriterionOption(NA_LABEL, 0.0, na=True)]  # type: ignore[misc]
+        options = [*self.option_list, CriterionOption(NA_LABEL, 0.0, na=True)]
         return self.model_copy(update={"options": tuple(options)})
 
     def worst_option_among(self, indices: list[int]) -> int:
         """The score-minimising option among `indices`: lowest value when weight ≥ 0, highest when < 0,
         lowest index on a value tie."""
-        assert self.options is not None and indices
+        options = self.option_list
+        assert options and indices
         if self.weight >= 0:
-            return min(indices, key=lambda i: (self.options[i].value, i))  # type: ignore[index]
-        return min(indices, key=lambda i: (-self.options[i].value, i))  # type: ignore[index]
+            return min(indices, key=lambda i: (options[i].value, i))
+        return min(indices, key=lambda i: (-options[i].value, i))
 
     def worst_scored_option(self) -> int:
         """The score-minimising non-NA option (index)."""

@@ -21,7 +21,7 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
@@ -167,7 +167,7 @@ class LeveledReport(BaseModel):
             f"<p><b>Grade {self.grade or '—'}</b> · weighted {fmt(self.weighted_percent)} · raw "
             f"{fmt(self.raw_percent)} (grade on {self.grade_on})</p>"
         )
-        return head + self.to_df()._repr_html_()  # type: ignore[operator]
+        return head + self.to_df()._repr_html_()
 
 
 class LeveledRubric:
@@ -255,9 +255,9 @@ class LeveledRubric:
                     error="; ".join(result.errors) or None,
                 )
             )
-        assessed = [s for s in scores if s.level is not None]
-        raw = _percent([(1.0, s.level, s.max_level) for s in assessed])  # type: ignore[misc]
-        weighted = _percent([(s.weight, s.level, s.max_level) for s in assessed])  # type: ignore[misc]
+        assessed = [(s.weight, s.level, s.max_level) for s in scores if s.level is not None]
+        raw = _percent([(1.0, level, top) for _, level, top in assessed])
+        weighted = _percent(assessed)
         basis = weighted if self.grade_on == "weighted" else raw
         return LeveledReport(
             dimensions=scores,
@@ -321,10 +321,10 @@ class LeveledRubric:
         session: CallSession | None = None,
     ) -> LeveledResult:
         """Async twin of `grade_many`; `session` lets a pipeline share its call limits."""
-        texts = _as_text_list("submissions", submissions) or []
+        texts = cast("list[str]", _as_text_list("submissions", submissions) or [])  # none may be missing
         if not texts:
             raise InputError("nothing to grade: submissions is empty")
-        columns = {}
+        columns: dict[str, list[str | None]] = {}
         for name, values in (("queries", queries), ("contexts", contexts), ("references", references)):
             column = _as_text_list(name, values, optional=True)
             if column is not None and len(column) != len(texts):
@@ -339,7 +339,7 @@ class LeveledRubric:
                 *(
                     grader._grade_item(
                         self.rubric,
-                        text,  # type: ignore[arg-type]
+                        text,
                         columns["queries"][i],
                         columns["references"][i],
                         run.session,
@@ -349,7 +349,7 @@ class LeveledRubric:
                     for i, text in enumerate(texts)
                 )
             )
-        return LeveledResult([self.report(r) for r in reports], texts, columns["queries"])  # type: ignore[arg-type]
+        return LeveledResult([self.report(r) for r in reports], texts, columns["queries"])
 
 
 @dataclass
@@ -388,14 +388,14 @@ class LeveledResult:
         return pd.DataFrame(rows)
 
     def _repr_html_(self) -> str:
-        return self.to_df()._repr_html_()  # type: ignore[operator]
+        return self.to_df()._repr_html_()
 
 
 def as_grader(grader: CriterionGrader | str | LLMJudge | Sequence[str | LLMJudge]) -> CriterionGrader:
     """A CriterionGrader as given, or one built from judges."""
     if isinstance(grader, CriterionGrader):
         return grader
-    return CriterionGrader(judges=grader)  # type: ignore[arg-type]
+    return CriterionGrader(judges=grader)
 
 
 def _percent(parts: list[tuple[float, int, int]]) -> float | None:

@@ -6,7 +6,7 @@ import asyncio
 import secrets
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -46,7 +46,7 @@ class CriterionGrader:
 
     def __init__(
         self,
-        judges: Sequence[str | LLMJudge] = ("local",),
+        judges: Sequence[str | LLMJudge] | str | LLMJudge = ("local",),
         aggregation: str = "majority",
         ordinal_aggregation: str = "mean",
         nominal_aggregation: str = "mode",
@@ -184,19 +184,19 @@ class CriterionGrader:
         truth = read_ground_truth(frame, rubric, ground_truth) if ground_truth is not None else None
         for judge in self.judges:
             judge.check()
-        calls = len(submissions) * len(self.judges) * len(rubric)  # type: ignore[arg-type]
+        calls = len(submissions) * len(self.judges) * len(rubric)
         async with run_scope(progress, calls, f"grading {len(rubric)} criteria") as run:
             reports = await asyncio.gather(
                 *(
                     self._grade_item(
                         rubric,
-                        submission,  # type: ignore[arg-type]
+                        submission,
                         queries[i] if queries else None,
                         references[i] if references else None,
                         run.session,
                         run.progress,
                     )
-                    for i, submission in enumerate(submissions)  # type: ignore[arg-type]
+                    for i, submission in enumerate(submissions)
                 )
             )
         return GradingResult(
@@ -204,7 +204,7 @@ class CriterionGrader:
             criteria=self.effective(rubric),
             reports=list(reports),
             queries=queries,
-            submissions=submissions,  # type: ignore[arg-type]
+            submissions=submissions,
             ground_truth=truth,
             judge_ids=self.judge_ids,
         )
@@ -461,7 +461,7 @@ def _probabilities(answer: Answer[Any], key: str, labels: list[str]) -> dict[str
 def _worst_value(criterion: Criterion) -> float:
     if not criterion.is_multi_choice:
         return 0.0
-    return criterion.options[criterion.worst_scored_option()].value  # type: ignore[index]
+    return criterion.option_list[criterion.worst_scored_option()].value
 
 
 def _check_rubric(rubric: object) -> None:
@@ -481,11 +481,15 @@ def _columns(
         if col is not None and col not in frame.columns:
             raise InputError(f"data has no column {col!r}; its columns are {list(frame.columns)}")
     submissions = _as_text_list(submission_col, frame[submission_col]) or []
-    queries = _as_text_list(query_col, frame[query_col], optional=True) if query_col in frame.columns else None
+    queries = (
+        _as_text_list(query_col, frame[query_col], optional=True)
+        if query_col is not None and query_col in frame.columns
+        else None
+    )
     references = _as_text_list(reference_col, frame[reference_col], optional=True) if reference_col else None
     if not submissions:
         raise InputError("nothing to grade: no submissions")
-    return submissions, queries, references  # type: ignore[return-value]
+    return cast("list[str]", submissions), queries, references  # optional=False: every value is text
 
 
 def _as_frame(data: pd.DataFrame | Sequence[str], submission_col: str) -> pd.DataFrame:

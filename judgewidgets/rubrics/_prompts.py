@@ -138,7 +138,7 @@ def read_choice(text: str, n_options: int) -> tuple[int, str | None]:
         match = re.search(r"\b(\d+)\b", text)
         number = match.group(1) if match else None
     try:
-        selected = int(number)  # type: ignore[arg-type]
+        selected = int(number)
     except (TypeError, ValueError):
         raise ValueError("no option number found in the judge's answer") from None
     if not 1 <= selected <= n_options:

@@ -94,7 +94,7 @@ class RubricReport(BaseModel):
     @property
     def usage(self) -> Usage:
         """What every judge's calls on every criterion cost together."""
-        return Usage.total(v for c in self.criteria for v in c.votes)
+        return Usage.total(self.vote_list)
 
     def to_df(self) -> pd.DataFrame:
         """One row per criterion: outcome, value, weight, agreement and the judges' errors."""
@@ -117,6 +117,16 @@ class RubricReport(BaseModel):
             )
         return pd.DataFrame(rows)
 
+    @property
+    def votes(self) -> pd.DataFrame:
+        """Tidy table: one row per (criterion, judge) vote (the same table as `votes_df()`)."""
+        return self.votes_df()
+
+    @property
+    def vote_list(self) -> list[CriterionVote]:
+        """Every judge's vote on every criterion, criterion by criterion."""
+        return [v for c in self.criteria for v in c.votes]
+
     def votes_df(self) -> pd.DataFrame:
         """One row per (criterion, judge) vote."""
         rows = []
@@ -129,4 +139,4 @@ class RubricReport(BaseModel):
 
     def _repr_html_(self) -> str:
         score = "—" if self.score is None else f"{self.score:.3f}"
-        return f"<p><b>Rubric score: {score}</b> (seed {self.seed})</p>" + self.to_df()._repr_html_()  # type: ignore[operator]
+        return f"<p><b>Rubric score: {score}</b> (seed {self.seed})</p>" + self.to_df()._repr_html_()

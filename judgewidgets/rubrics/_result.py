@@ -14,7 +14,7 @@ from .._review import ReviewPolicy, failure_kind, review_table
 from ..agreement import fleiss_kappa, judge_vs_truth, krippendorff_alpha
 from ..engine import Usage
 from ._criterion import Criterion
-from ._records import RubricReport
+from ._records import CriterionVote, RubricReport
 from ._rubric import Rubric
 
 if TYPE_CHECKING:
@@ -65,13 +65,13 @@ def read_ground_truth(frame: pd.DataFrame, rubric: Rubric, ground_truth: str | d
 
 def _outcomes(criterion: Criterion) -> list[str]:
     if criterion.is_multi_choice:
-        return [o.label for o in criterion.options]  # type: ignore[union-attr]
+        return [o.label for o in criterion.option_list]
     return ["MET", "UNMET", "CANNOT_ASSESS"]
 
 
 def _scored_labels(criterion: Criterion) -> list[str]:
     if criterion.is_multi_choice:
-        return [o.label for o in criterion.options if not o.na]  # type: ignore[union-attr]
+        return [o.label for o in criterion.option_list if not o.na]
     return ["UNMET", "MET"]
 
 
@@ -101,6 +101,16 @@ class GradingResult:
         for judge in self.judge_ids:
             frame[f"score_{judge}"] = [r.judge_scores.get(judge) for r in self.reports]
         return frame
+
+    @property
+    def votes(self) -> pd.DataFrame:
+        """Tidy table: one row per (item, criterion, judge) vote (the same table as `votes_df()`)."""
+        return self.votes_df()
+
+    @property
+    def vote_list(self) -> list[CriterionVote]:
+        """Every vote of every report, item by item."""
+        return [v for report in self.reports for v in report.vote_list]
 
     @property
     def usage(self) -> Usage:
@@ -225,7 +235,7 @@ class GradingResult:
         return confusion_chart(self, criterion)
 
     def _repr_html_(self) -> str:
-        return self.to_df()._repr_html_()  # type: ignore[operator]
+        return self.to_df()._repr_html_()
 
 
 def _safe(metric: Any, *args: Any, **kwargs: Any) -> float:

@@ -30,14 +30,14 @@ class Rubric:
             built.append(criterion)
         if not built:
             raise ConfigurationError("a rubric needs at least one criterion")
-        names = [c.name for c in built]
-        repeated = sorted({n for n in names if names.count(n) > 1})  # type: ignore[type-var]
+        names = [str(c.name) for c in built]  # every criterion is named by now
+        repeated = sorted({n for n in names if names.count(n) > 1})
         if repeated:
-            raise ConfigurationError(f"criterion names must be unique; repeated: {', '.join(repeated)}")  # type: ignore[arg-type]
+            raise ConfigurationError(f"criterion names must be unique; repeated: {', '.join(repeated)}")
         self.criteria: list[Criterion] = built
 
     def __repr__(self) -> str:
-        return f"Rubric({len(self.criteria)} criteria: {', '.join(c.name for c in self.criteria)})"  # type: ignore[misc]
+        return f"Rubric({len(self.criteria)} criteria: {', '.join(self.names)})"
 
     def __len__(self) -> int:
         return len(self.criteria)
@@ -55,7 +55,7 @@ class Rubric:
 
     @property
     def names(self) -> list[str]:
-        return [c.name for c in self.criteria]  # type: ignore[misc]
+        return [str(c.name) for c in self.criteria]
 
     # --- YAML ---------------------------------------------------------------------------------------------
 
@@ -87,8 +87,7 @@ class Rubric:
             if c.is_multi_choice:
                 entry["scale_type"] = c.scale_type
                 entry["options"] = [
-                    {"label": o.label, "value": o.value, **({"na": True} if o.na else {})}
-                    for o in c.options  # type: ignore[union-attr]
+                    {"label": o.label, "value": o.value, **({"na": True} if o.na else {})} for o in c.option_list
                 ]
             if c.aggregation:
                 entry["aggregation"] = c.aggregation

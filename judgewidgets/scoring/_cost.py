@@ -52,7 +52,7 @@ class CostEstimate(BaseModel):
 
     def _repr_html_(self) -> str:
         total = "unknown" if self.total_usd is None else f"${self.total_usd:.4f}"
-        return f"<p><b>Estimated cost: {total}</b></p>" + self.to_df()._repr_html_()  # type: ignore[operator]
+        return f"<p><b>Estimated cost: {total}</b></p>" + self.to_df()._repr_html_()
 
 
 def estimate_calls(

@@ -32,8 +32,11 @@ class Judge(Protocol):
     takes a minimal judge with only a name, a weight and `ajudge(items, session, progress)`: see `as_judge`.
     """
 
-    name: str | None
-    weight: float
+    @property
+    def name(self) -> str | None: ...
+
+    @property
+    def weight(self) -> float: ...
 
     def check(self) -> None: ...
 
@@ -242,7 +245,7 @@ class LLMJudge:
         self.check()
         async with run_scope(progress, len(items), f"judging ({self.display_name})") as run:
             votes = await self.ajudge(items, run.session, run.progress)
-        return JudgeResult(items=items, votes=votes, judge=self.display_name)
+        return JudgeResult(items=items, vote_list=votes, judge=self.display_name)
 
     async def ajudge(
         self, items: Sequence[Item], session: CallSession, progress: Progress, name: str | None = None

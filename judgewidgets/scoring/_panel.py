@@ -128,7 +128,7 @@ class LLMPanel:
             per_judge = await asyncio.gather(
                 *(judge.ajudge(items, run.session, run.progress, name) for judge, name in zip(self.judges, self.names))
             )
-        votes = []
+        votes: list[Vote] = []
         for name, judge_votes in zip(self.names, per_judge):
             votes.extend(v if v.judge == name else v.model_copy(update={"judge": name}) for v in judge_votes)
         return PanelResult(

@@ -51,16 +51,17 @@ def _item_columns(items: Sequence[Item]) -> dict[str, list[Any]]:
 
 @dataclass
 class JudgeResult:
-    """One judge's votes on a batch."""
+    """One judge's votes on a batch. The names mean what they mean on a PanelResult: `votes` is the tidy
+    DataFrame, `vote_list` the Vote records, `scores()` the items × judge table."""
 
     items: list[Item]
-    votes: list[Vote]
+    vote_list: list[Vote]
     judge: str
 
     def to_df(self) -> pd.DataFrame:
         """Columns prompt, response, score, raw, explanation, error — one row per item."""
         frame = pd.DataFrame(_item_columns(self.items))
-        by_item = sorted(self.votes, key=lambda v: v.item)
+        by_item = sorted(self.vote_list, key=lambda v: v.item)
         frame["score"] = [v.score for v in by_item]
         frame["raw"] = [v.raw for v in by_item]
         frame["explanation"] = [v.explanation for v in by_item]
@@ -68,15 +69,26 @@ class JudgeResult:
         return frame
 
     @property
-    def scores(self) -> list[float]:
-        return [v.score for v in sorted(self.votes, key=lambda v: v.item)]
+    def votes(self) -> pd.DataFrame:
+        """Tidy long table: item, judge, score, raw, explanation, error, latency_s, tokens, cost_usd, cached."""
+        return votes_frame(self.vote_list)
 
     @property
     def votes_df(self) -> pd.DataFrame:
-        return votes_frame(self.votes)
+        """The same table as `votes` (its earlier name)."""
+        return self.votes
+
+    def scores(self) -> pd.DataFrame:
+        """Items × judge table of normalised scores (one column, named by the judge; NaN where it failed)."""
+        return pd.DataFrame({self.judge: self.score_list})
+
+    @property
+    def score_list(self) -> list[float]:
+        """The scores in item order."""
+        return [v.score for v in sorted(self.vote_list, key=lambda v: v.item)]
 
     def _repr_html_(self) -> str:
-        return self.to_df()._repr_html_()  # type: ignore[operator]
+        return self.to_df()._repr_html_()
 
 
 @dataclass
@@ -185,4 +197,4 @@ class PanelResult:
         return panel_chart(self.votes, pd.DataFrame(_item_columns(self.items)), self.judges)
 
     def _repr_html_(self) -> str:
-        return self.to_df()._repr_html_()  # type: ignore[operator]
+        return self.to_df()._repr_html_()

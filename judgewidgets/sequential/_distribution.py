@@ -94,7 +94,9 @@ def _max_entropy(points: np.ndarray, mean: float, var: float) -> np.ndarray:
     return probs / probs.sum()
 
 
-def check_distribution(probs: Sequence[float], scale: tuple[float, float], step: float = 1.0) -> np.ndarray:
+def check_distribution(
+    probs: Sequence[float] | np.ndarray, scale: tuple[float, float], step: float = 1.0
+) -> np.ndarray:
     """Validate probabilities given over the scale points; returns them as an array summing to 1."""
     points = scale_points(scale, step)
     arr = np.asarray(probs, dtype=float)

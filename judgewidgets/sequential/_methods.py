@@ -30,7 +30,7 @@ def make_rule(method: str | StoppingRule | None, precision: Precision, pilot: in
     if isinstance(method, str):
         if method not in METHODS:
             raise ConfigurationError(f"unknown method {method!r}; use one of {', '.join(METHODS)} or a StoppingRule")
-        return METHODS[method](precision=precision, pilot=pilot)  # type: ignore[no-any-return]
+        return METHODS[method](precision=precision, pilot=pilot)
     if not isinstance(method, StoppingRule):
         raise ConfigurationError(
             f"method must be a name ({', '.join(METHODS)}) or a StoppingRule, got {type(method).__name__}"

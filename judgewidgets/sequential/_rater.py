@@ -22,6 +22,7 @@ from ..engine import CallSession
 from ..scoring import CostEstimate, LLMJudge
 from ..scoring._cost import estimate_calls, typical_completion_tokens
 from ..templates import Anchor, Template
+from ..templates._template import _fmt
 from ._methods import make_rule, method_name
 from ._precision import Precision
 from ._result import TRACE_COLUMNS, SequentialFrame, SequentialResult
@@ -65,7 +66,7 @@ class PromptVariantTemplate(Template):
         text = re.sub(r"\{prompt\}|\{response\}", lambda m: fenced[m.group(0)], self.user_format)
         if reference:
             text += "\n" + fence("reference", reference)
-        messages = (system, {"role": "user", "content": text})
+        messages: tuple[dict[str, str], ...] = (system, {"role": "user", "content": text})
         if prefill:
             messages += ({"role": "assistant", "content": self.answer_prefill()},)
         return messages
@@ -77,10 +78,6 @@ def rating_template(scale: tuple[float, float], instruction: str | None = None, 
     integer = float(low).is_integer() and float(high).is_integer()
     text = (instruction or DEFAULT_INSTRUCTION).replace("{low}", _fmt(low)).replace("{high}", _fmt(high))
     return Template(name=name, instruction=text, scale=(low, high), integer=integer)
-
-
-def _fmt(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else str(value)
 
 
 class SequentialRater:
@@ -418,7 +415,7 @@ class _Run:
             half_width=(high - low) / 2.0,
             n=len(values),
             sd=float(values.std(ddof=1)) if len(values) > 1 else math.nan,
-            status=status,  # type: ignore[arg-type]
+            status=status,
             method=method_name(self.rule),
             scale=target.scale,
             K=target.K,

@@ -35,14 +35,15 @@ def run_paths(rule: StoppingRule, ratings: np.ndarray, max_samples: int) -> dict
         "n": np.zeros(trials, dtype=int),
         "stopped": np.zeros(trials, dtype=bool),
     }
-    running = rule.bounds(ratings[:, :cap]) if isinstance(rule, AnytimeRule) else None
+    anytime = rule if isinstance(rule, AnytimeRule) else None
+    running = anytime.bounds(ratings[:, :cap]) if anytime is not None else None
     while active.any():
         current = int(n[active].min())
         rows = np.flatnonzero(active & (n == current))
         paths = ratings[rows, :current]
-        if running is not None:
+        if anytime is not None and running is not None:
             low_now, high_now = running[0][rows, current - 1], running[1][rows, current - 1]
-            stop = np.asarray(rule.stop_from_bounds(low_now, high_now), dtype=bool)  # type: ignore[attr-defined]
+            stop = np.asarray(anytime.stop_from_bounds(low_now, high_now), dtype=np.bool_)
         else:
             stop = np.asarray(rule.should_stop(paths), dtype=bool)
         done = stop | (current >= cap)
@@ -59,8 +60,8 @@ def run_paths(rule: StoppingRule, ratings: np.ndarray, max_samples: int) -> dict
             out["stopped"][finished] = stop[done]
             active[finished] = False
         if not done.all():
-            if running is not None:
-                more = rule.batch_from_bounds(current, low_now[~done], high_now[~done])  # type: ignore[attr-defined]
+            if anytime is not None and running is not None:
+                more = anytime.batch_from_bounds(current, low_now[~done], high_now[~done])
             else:
                 more = np.asarray(rule.next_batch(paths[~done]), dtype=int)
             n[rows[~done]] = np.minimum(current + np.maximum(more, 1), cap)
@@ -68,7 +69,7 @@ def run_paths(rule: StoppingRule, ratings: np.ndarray, max_samples: int) -> dict
 
 
 def simulate(
-    true_mean: float | Sequence[float] | None = None,
+    true_mean: float | Sequence[float] | np.ndarray | None = None,
     true_std: float | None = None,
     trials: int = 1000,
     scale: tuple[float, float] = (1, 10),

@@ -10,7 +10,7 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, ParseError
 from .._fence import fence, neutralise
 from .._probabilities import Logprobs, answer_probabilities, prefix_free, unique_prefix, value_alternatives
 from ._parse import first_number, match_label, own_verdict
@@ -124,7 +124,10 @@ class Template(BaseModel):
             parts.append(fence("reference", reference))
         if self.question:
             parts.append(self.question)
-        messages = ({"role": "system", "content": system}, {"role": "user", "content": "\n".join(parts)})
+        messages: tuple[dict[str, str], ...] = (
+            {"role": "system", "content": system},
+            {"role": "user", "content": "\n".join(parts)},
+        )
         if prefill:
             messages += ({"role": "assistant", "content": self.answer_prefill()},)
         return messages
@@ -173,11 +176,11 @@ class Template(BaseModel):
         """Map a raw verdict label or scale value onto [0, 1]."""
         if self.choices is not None:
             return self.choices[str(raw_value)]
-        low, high = self.scale  # type: ignore[misc]
+        low, high = self._bounds()
         return (float(raw_value) - low) / (high - low)
 
     def read(self, text: str) -> tuple[float | str, str | None]:
-        """(raw verdict or value, explanation) from a judge's answer; raises ValueError when none is found."""
+        """(raw verdict or value, explanation) from a judge's answer; raises ParseError when none is found."""
         data = own_verdict(text, _VERDICT_KEYS, self.instruction)
         explanation = None
         if data is not None:
@@ -187,10 +190,10 @@ class Template(BaseModel):
                     value = self._value_of(data[key])
                     if value is not None:
                         return value, explanation
-            raise ValueError(f"no {self._expected()} found in the judge's answer")
+            raise ParseError(f"no {self._expected()} found in the judge's answer", raw=text)
         value = self._value_of(text)
         if value is None:
-            raise ValueError(f"no {self._expected()} found in the judge's answer")
+            raise ParseError(f"no {self._expected()} found in the judge's answer", raw=text)
         return value, explanation
 
     def parse(self, text: str) -> float:
@@ -201,14 +204,20 @@ class Template(BaseModel):
             return float("nan")
         return self.normalise(value)
 
+    def _bounds(self) -> tuple[float, float]:
+        """The scale's ends (a template without choices has a scale)."""
+        assert self.scale is not None
+        return self.scale
+
     def _value_of(self, candidate: Any) -> float | str | None:
         if self.choices is not None:
             if not isinstance(candidate, str):
                 return None
             return match_label(candidate, self.choices, self.aliases)
-        low, high = self.scale  # type: ignore[misc]
+        low, high = self._bounds()
         if isinstance(candidate, bool):
             return None
+        number: float | None
         if isinstance(candidate, (int, float)):
             number = float(candidate)
         elif isinstance(candidate, str):
@@ -224,14 +233,14 @@ class Template(BaseModel):
     def _expected(self) -> str:
         if self.choices is not None:
             return "verdict (" + " / ".join(self.choices) + ")"
-        low, high = self.scale  # type: ignore[misc]
+        low, high = self._bounds()
         return f"score between {_fmt(low)} and {_fmt(high)}"
 
     def option_values(self) -> dict[str, float]:
         """Raw answers a probability-weighted score averages over, with their normalised scores."""
         if self.choices is not None:
             return dict(self.choices)
-        low, high = self.scale  # type: ignore[misc]
+        low, high = self._bounds()
         if not self.integer or high - low > 20:
             return {}
         return {_fmt(v): self.normalise(v) for v in range(math.ceil(low), math.floor(high) + 1)}
@@ -297,11 +306,12 @@ def _output_model(shape: _AnswerShape, explanations: bool) -> type[BaseModel]:
         )
     if labels is not None:
         fields["verdict"] = (
-            Literal[labels],  # type: ignore[valid-type]
+            Literal[labels],
             Field(description=score_description or f"Exactly one of: {', '.join(labels)}."),
         )
     else:
-        low, high = scale  # type: ignore[misc]
+        assert scale is not None  # a template has choices or a scale
+        low, high = scale
         kind: type = int if integer else float
         fields["score"] = (
             kind,

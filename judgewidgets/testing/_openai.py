@@ -17,6 +17,7 @@ __all__ = ["LogprobsCache", "completion_body", "error_body", "logprobs_content",
 _TOKEN = re.compile(r"\d| ?[^\W\d]+|\s+|[^\w\s]")
 _CHOSEN_DIGIT_P = 0.9
 _CHOSEN_OTHER_P = 0.999
+_FILLER: tuple[str, ...]
 _FILLER = (" the", ",", ".", "\n", " a", " and", '"', ":", " is", " of", " to", " in", "}", "{", " not")
 _FILLER += (" this", " it", " be", " that", " with")
 MALFORMED_BODY = b'{"id": "chatcmpl-malformed", "object": "chat.completion", "choices": [{"message": {"ro'

@@ -260,7 +260,9 @@ class OpenAITestServer:
             process.stdin.write(pickle.dumps((list(sys.path), config)))
             process.stdin.flush()
         lines: queue.Queue[bytes] = queue.Queue()
-        threading.Thread(target=lambda: lines.put(process.stdout.readline()), daemon=True).start()  # type: ignore[union-attr]
+        stdout = process.stdout
+        assert stdout is not None  # started with stdout=PIPE
+        threading.Thread(target=lambda: lines.put(stdout.readline()), daemon=True).start()
         try:
             line = lines.get(timeout=self._startup_timeout)
         except queue.Empty:

@@ -257,7 +257,7 @@ try:
 except KeyboardInterrupt:
     print("interrupted", flush=True)""",
     """resumed = slow_judge.score(questions, answers)
-print(f"resumed: {sum(v.cached for v in resumed.votes)} of {len(questions)} judgments came from the cache")""",
+print(f"resumed: {sum(v.cached for v in resumed.vote_list)} of {len(questions)} judgments came from the cache")""",
 ]
 
 

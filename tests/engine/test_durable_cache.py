@@ -33,7 +33,7 @@ judge = jw.LLMJudge(
     max_concurrency=concurrency, timeout=600,
 )
 result = judge.score([f"question {i}" for i in range(rows)], responses, progress=False)
-votes = result.votes
+votes = result.vote_list
 print(json.dumps({"cached": sum(v.cached for v in votes), "failed": sum(v.error is not None for v in votes)}))
 """
 

@@ -286,7 +286,7 @@ def test_pool_connections_stay_within_the_concurrency_limit(server: OpenAITestSe
         probability_weighted=False,
     )
     result = judge.score([f"q{i}" for i in range(40)], ["a"] * 40, progress=False)
-    assert result.scores == [0.75] * 40
+    assert result.score_list == [0.75] * 40
     (pool,) = judge.settings.transport.fast.clients()
     assert isinstance(pool, HTTPPool) and 1 <= pool.connections <= 4
 
@@ -328,8 +328,8 @@ def test_sync_calls_reuse_the_background_loop_client(server: OpenAITestServer) -
         cache=False,
         probability_weighted=False,
     )
-    assert judge.score(["q"], ["a"], progress=False).scores == [0.75]
-    assert judge.score(["q2"], ["a"], progress=False).scores == [0.75]
+    assert judge.score(["q"], ["a"], progress=False).score_list == [0.75]
+    assert judge.score(["q2"], ["a"], progress=False).score_list == [0.75]
     assert len(judge.settings.transport.fast.clients()) == 1
 
 

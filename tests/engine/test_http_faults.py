@@ -47,8 +47,8 @@ def judge(server: OpenAITestServer, transport: object, **kwargs: object) -> jw.L
 def test_scores_over_http_with_usage_and_structured_output(server: OpenAITestServer, transport: object) -> None:
     server.reset_stats()
     result = judge(server, transport).score(["q1", "q2"], ["a1", "a2"], progress=False)
-    assert result.scores == [0.75, 0.75]
-    vote = result.votes[0]
+    assert result.score_list == [0.75, 0.75]
+    vote = result.vote_list[0]
     assert vote.prompt_tokens and vote.completion_tokens and vote.latency_s > 0
     body = server.stats.requests[-1].body
     assert body["response_format"]["type"] == "json_schema"
@@ -62,27 +62,27 @@ def test_permanent_fault_is_recorded_and_the_batch_survives(server: OpenAITestSe
     assert df.loc[0, "score"] == 0.75 and df.loc[2, "score"] == 0.75
     assert math.isnan(df.loc[1, "score"])
     assert df.loc[1, "error"].startswith("infrastructure: InternalServerError")
-    assert result.votes[1].attempts == 3
+    assert result.vote_list[1].attempts == 3
 
 
 @pytest.mark.parametrize("kind", ["429", "500", "503", "malformed"])
 def test_transient_faults_are_retried(server: OpenAITestServer, kind: str, transport: object) -> None:
     fresh = f"answer {uuid.uuid4().hex} [[fault-once:{kind}]]"  # a body this server has not seen on another path
-    vote = judge(server, transport).score(["q"], [fresh], progress=False).votes[0]
+    vote = judge(server, transport).score(["q"], [fresh], progress=False).vote_list[0]
     assert vote.score == 0.75 and vote.error is None and vote.attempts == 2
 
 
 def test_timeout_is_retried_then_recorded(server: OpenAITestServer, transport: object) -> None:
     slow = judge(server, transport, timeout=0.3, retry=jw.RetryPolicy(max_retries=1, initial_delay=0.01))
-    vote = slow.score(["q"], ["answer [[fault:timeout]]"], progress=False).votes[0]
+    vote = slow.score(["q"], ["answer [[fault:timeout]]"], progress=False).vote_list[0]
     assert math.isnan(vote.score) and vote.error.startswith("infrastructure:") and vote.attempts == 2
 
 
 def test_empty_answer_is_reasked(server: OpenAITestServer, transport: object) -> None:
     # The re-ask's last message no longer carries the directive, so the server answers it properly.
-    vote = judge(server, transport, reasks=1).score(["q"], ["answer [[fault:empty]]"], progress=False).votes[0]
+    vote = judge(server, transport, reasks=1).score(["q"], ["answer [[fault:empty]]"], progress=False).vote_list[0]
     assert vote.score == 0.75 and vote.attempts == 2
-    vote = judge(server, transport, reasks=0).score(["q"], ["answer [[fault:empty]]"], progress=False).votes[0]
+    vote = judge(server, transport, reasks=0).score(["q"], ["answer [[fault:empty]]"], progress=False).vote_list[0]
     assert math.isnan(vote.score) and vote.error == "parse: the judge returned an empty answer"
 
 

@@ -44,14 +44,14 @@ def test_input_failures_are_not_retried_and_say_what_to_change(server: OpenAITes
         "outage [[fault:500]]",
     ]
     result = _judge(server, transport).score(["q"] * 5, responses, progress=False)
-    errors = [v.error for v in result.votes]
-    assert errors[0] is None and result.votes[0].score == 0.75
+    errors = [v.error for v in result.vote_list]
+    assert errors[0] is None and result.vote_list[0].score == 0.75
     assert errors[1].startswith("input: ") and "exceeds the available context size" in errors[1]  # type: ignore[union-attr]
     assert FIX_CONTEXT in errors[1] and "n_ctx" in errors[1]  # type: ignore[operator]
     assert errors[2].startswith("input: ") and FIX_POLICY in errors[2]  # type: ignore[union-attr]
     assert errors[3].startswith("input: ") and FIX_INVALID in errors[3]  # type: ignore[union-attr]
     assert errors[4].startswith("infrastructure: ")  # type: ignore[union-attr]
-    assert [v.attempts for v in result.votes] == [1, 1, 1, 1, 3]  # the outage was retried, the inputs were not
+    assert [v.attempts for v in result.vote_list] == [1, 1, 1, 1, 3]  # the outage was retried, the inputs were not
     by_status = server.stats.by_status
     assert by_status.get(400) == 2 and by_status.get(422) == 1 and by_status.get(500) == 3
 

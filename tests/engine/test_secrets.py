@@ -81,7 +81,7 @@ def test_a_key_echoed_in_a_401_is_redacted_everywhere(
         result = judge.score(["What is 2+2?", "Capital of France?"], ["4", "Paris"], progress=False)
         panel = jw.LLMPanel([judge]).score(["What is 2+2?"], ["4"], progress=False)
     assert server.stats.by_status.get(401, 0) >= 2, "the key reached the server, which echoed it"
-    errors = [v.error for v in result.votes]
+    errors = [v.error for v in result.vote_list]
     assert all(e is not None and e.startswith("infrastructure: ") and "***" in e for e in errors), errors
     judge.settings.cache.close()  # type: ignore[union-attr]
     cache_bytes = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())

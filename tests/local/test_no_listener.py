@@ -56,7 +56,7 @@ def _unix_listeners(mine: set[str]) -> list[str]:
 @pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads Linux's /proc/net tables")
 def test_a_local_judgment_opens_no_network_listener() -> None:
     result = jw.LLMJudge("local", cache=False).score(["What is 2 + 2?"], ["4"], progress=False)
-    assert result.votes[0].error is None, result.votes[0].error
+    assert result.vote_list[0].error is None, result.vote_list[0].error
     mine = _socket_inodes()
     assert _network_listeners(mine) == [], "the process listens on a network port"
     # The model may have been loaded by an earlier test of this process: look for its socket, not a new one.

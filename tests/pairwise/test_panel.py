@@ -25,7 +25,7 @@ def test_majority_vote() -> None:
     panel = PairwisePanel([fixed("j1", "x"), fixed("j2", "x"), fixed("j3", "y")])
     result = panel.compare("q", "x", "y")
     assert result.winner == "A" and result.confidence == pytest.approx(2 / 3) and result.consistent
-    assert [v.winner for v in result.votes] == ["A", "A", "B"]
+    assert [v.winner for v in result.vote_list] == ["A", "A", "B"]
     assert len(result.verdicts) == 6 and {v.judge for v in result.verdicts} == {"j1", "j2", "j3"}
 
 
@@ -44,7 +44,7 @@ def test_an_even_split_is_a_tie_and_failed_judges_are_skipped() -> None:
     down = PairwiseJudge("openai/m", name="down", transport=ScriptedTransport(broken), cache=False, retry=FAST_RETRY)
     result = PairwisePanel([fixed("j1", "x"), fixed("j2", "y"), down]).compare("q", "x", "y")
     assert result.winner == "tie" and result.error is None
-    assert result.votes[2].error.startswith("infrastructure:")
+    assert result.vote_list[2].error.startswith("infrastructure:")
     everyone_down = PairwisePanel([down]).compare("q", "x", "y")
     assert everyone_down.winner is None and "down: infrastructure" in everyone_down.error
 
