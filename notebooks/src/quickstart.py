@@ -1,0 +1,87 @@
+# %% [markdown]
+# # judgewidgets quickstart
+#
+# LLM-as-a-judge in a notebook: a panel of judges scores answers, and you get a DataFrame of per-judge and
+# aggregated scores plus a chart of where the judges disagree. Everything here runs **without an API key** on the
+# embedded judge (`model="local"`, Qwen2.5-Coder-1.5B-Instruct running in-process). The first call loads the model
+# (a few seconds); each judgment then takes a few seconds on a laptop CPU.
+
+# %%
+# %load_ext judgewidgets
+import judgewidgets as jw
+
+examples = jw.load_example()  # 4 factual questions × 2 answers (a good and a bad one), with reference answers
+examples
+
+# %% [markdown]
+# ## A panel of judges
+# Two judges on the same embedded model, asked in two ways: a 1–5 Likert rating and a correct / not sure /
+# incorrect verdict. Both are normalised to [0, 1]; `avg`, `median`, `min`, `max` aggregate them and
+# `disagreement` is the spread between judges. Each answer is judged against its question's reference answer:
+# a reference is what helps a small judge most.
+
+# %%
+panel = jw.LLMPanel(
+    [
+        jw.LLMJudge("local", template="likert", name="likert"),
+        jw.LLMJudge("local", template="true_false_uncertain", name="verdict"),
+    ]
+)
+result = panel.score(examples["prompt"], examples["response"], examples["reference"])
+table = result.to_df()
+table.insert(0, "label", examples["label"])
+table
+
+# %%
+table.groupby("label")["avg"].mean()  # good answers should score higher than bad ones
+
+# %%
+result.chart()
+
+# %% [markdown]
+# `result.votes` is the tidy table behind it: one row per judge and item, with the raw answer, latency, tokens
+# and cost (eleven columns; a few are shown here, `result.votes.columns` lists them all). Judgments are cached on
+# disk, so running a cell again costs nothing.
+
+# %%
+result.votes[["item", "judge", "score", "raw", "latency_s", "cached"]].head()
+
+# %% [markdown]
+# ## The `%%judge` magic
+# `%load_ext judgewidgets` (first cell) registers the magic — and makes charts render without a CDN. Judge
+# items written straight into a cell:
+
+# %%
+# %%judge --judges local --template likert
+prompt: What is the capital of Australia?
+response: Canberra is the capital of Australia.
+
+prompt: What is the capital of Australia?
+response: Sydney, because it is the biggest city.
+
+# %% [markdown]
+# `%%judge?` lists every option: `--data DF --prompt-col C --response-col C` judges a DataFrame, `--rubric`
+# grades against a rubric, `--mode pairwise|tournament|sequential`, `--out NAME` keeps the result.
+#
+# ## Build a panel with a widget
+# Add judges (the embedded `local`, or any litellm model string), pick a template and aggregation, and click
+# **Run**: a progress bar fills, then the table and chart appear. `builder.panel` is the configured panel and
+# `builder.result` the result.
+
+# %%
+builder = jw.PanelBuilder(examples.head(4))
+builder.add_judge("local")
+builder
+
+# %% [markdown]
+# ### Pointing the same code at a hosted provider
+# Every `"local"` above is a model string. Swap in any [litellm](https://docs.litellm.ai) model and set its key:
+#
+# ```python
+# import os
+# os.environ["OPENAI_API_KEY"] = "sk-..."          # or ANTHROPIC_API_KEY, GEMINI_API_KEY, ...
+# judges = ["openai/gpt-4o-mini", "anthropic/claude-3-5-haiku-20241022", "local"]
+# # or your own OpenAI-compatible server (vLLM, SGLang, llama.cpp, a litellm proxy):
+# jw.LLMJudge("openai/my-model", api_base="http://127.0.0.1:8000/v1")
+# ```
+# Check the bill first with `panel.estimate_cost(prompts, responses)`.
