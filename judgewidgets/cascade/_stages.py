@@ -109,8 +109,7 @@ class PairwiseStage:
             return "the judge's stated confidence"
         # The probability and pointwise methods read probabilities from logprobs; without them a probability
         # judge has no confidence and a pointwise one only certain scores (the same setting decides both).
-        probe = judge if judge.method == "probability" else judge.with_options(method="probability", scale="ab_tie")
-        if not probe.request_params().get("logprobs"):
+        if not _reads_logprobs(judge):
             raise ConfigurationError(
                 f"stage {self.name!r}: {judge.display_name} (method={judge.method!r}) reads its confidence from "
                 "logprobs, and this model is set up without them; use method='verdict' (stated confidence), a "
@@ -148,6 +147,16 @@ class PairwiseStage:
                 )
             )
         return out
+
+
+def _reads_logprobs(judge: PairwiseJudge) -> bool:
+    """Whether the judge's calls ask for logprobs. The judge's own call settings answer it (`uses_probabilities`,
+    on the judge or the caller holding its settings); else its probability-method request says so."""
+    for owner in (judge, getattr(judge, "caller", None), getattr(judge, "_caller", None)):
+        uses = getattr(owner, "uses_probabilities", None)
+        if callable(uses):
+            return bool(uses())
+    return bool(judge.request_params().get("logprobs")) if judge.method == "probability" else True
 
 
 def make_stage(judge: Any, name: str, pass_threshold: float | None) -> Stage:
