@@ -33,6 +33,12 @@ def test_guarantee_holds_with_overconfident_judges() -> None:
     check(simulate(judges, 0.85, 0.1, n_calibration=300, n_test=1500, splits=1000, seed=2), 0.85, 0.1)
 
 
+def test_guarantee_holds_when_the_second_judge_is_good_exactly_where_the_first_is_bad() -> None:
+    # Negatively associated mistakes: the case where treating the escalated rows as a fresh sample could bite.
+    judges = [SimulatedJudge(bias=0.8, skill=2.5, noise=0.3), SimulatedJudge(bias=1.5, skill=-2.5, noise=0.3)]
+    check(simulate(judges, 0.9, 0.1, n_calibration=150, n_test=2000, splits=1000, seed=5), 0.9, 0.1)
+
+
 def test_a_perfectly_confident_wrong_judge_is_escalated_past() -> None:
     frame = simulate([SURE_COIN, STRONG], 0.9, 0.1, n_calibration=400, n_test=2000, splits=1000, seed=3)
     check(frame, 0.9, 0.1)
