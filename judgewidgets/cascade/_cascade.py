@@ -48,11 +48,13 @@ class Cascade:
     (P(verdict = human label | the cascade decided) ≥ target). Abstained items get no verdict and no claim.
     `delta` is split evenly over the stages (Bonferroni), so the statement holds for every stage's verdicts at
     once. It is a statement about the population of items: the agreement measured on a finite batch scatters
-    around it. Stage 1's threshold is certified exactly at any sample size; a later stage's is certified on the
-    labelled rows its predecessors escalated, as in the paper, which treats them as a fresh sample of the
-    escalated items (the earlier thresholds were chosen on the same rows; the simulation in
-    `jw.cascade.simulate` checks the guarantee with judges that err on the same hard items). Labels from other
-    annotators, a different population, or judges changed after calibration void the guarantee.
+    around it. Every test is an exact binomial test, valid at any sample size (no normal approximation). Two
+    steps follow the paper rather than the textbook fixed-sequence argument, which wants candidates fixed before
+    the data: the candidate thresholds are the confidences seen on the labelled rows, and a later stage is
+    certified on the labelled rows its predecessors escalated, treated as a fresh sample of the escalated items
+    (the earlier thresholds were chosen on the same rows). `jw.cascade.simulate` checks the guarantee with
+    judges that err on the same hard items and with a second judge good exactly where the first is bad. Labels
+    from other annotators, a different population, or judges changed after calibration void the guarantee.
     """
 
     def __init__(

@@ -120,6 +120,7 @@ class CascadeResult:
             "abstained": self.items - self.decided,
             "coverage": self.coverage,
             "target_agreement": self.calibration.target,
+            "certified_agreement": self.calibration.target,  # the lower bound the calibration certified
             "delta": self.calibration.delta,
             "guarantee": self.guarantee,
             "labelled_decided": len(self._decided_labelled()),
