@@ -68,6 +68,8 @@ def cascade_chart(sweep: pd.DataFrame, target: float | None = None) -> alt.VConc
         )
         layers = [alt.layer(layer, rule) for layer in layers]
     top = alt.hconcat(layers[0].properties(width=280, height=200), layers[1].properties(width=280, height=200))
-    return alt.vconcat(top, layers[2].properties(width=620, height=140)).properties(
-        title="Trust or escalate: coverage and cost for each guaranteed agreement (calibration rows)"
+    return (
+        alt.vconcat(top, layers[2].properties(width=620, height=140))
+        .resolve_scale(color="independent")
+        .properties(title="Trust or escalate: coverage and cost for each guaranteed agreement (calibration rows)")
     )
