@@ -8,7 +8,7 @@
 # `target_agreement` of the time (Jung, Brahman & Choi, *Trust or Escalate*, ICLR 2025).
 #
 # This tutorial runs on the embedded judge (no key, no network) in a few minutes on two cores: two wordings of
-# the local judge, calibrated on 32 human-labelled pairs and checked on 32 others.
+# the local judge, calibrated on 24 human-labelled pairs and checked on 24 others.
 
 # %%
 import pandas as pd
@@ -27,8 +27,8 @@ pandalm = jw.datasets.pandalm()
 pool = pd.concat([jw.datasets.llmbar("Natural")[columns], pandalm[pandalm["label"].isin(["A", "B"])][columns]])
 pool = pool.astype({"question": str, "response_a": str, "response_b": str}).reset_index(drop=True)
 length = pool[["question", "response_a", "response_b"]].apply(lambda c: c.str.len()).sum(axis=1)
-pairs = pool[length < 400].sample(64, random_state=0).reset_index(drop=True)
-labelled, held_out = pairs.iloc[:32].reset_index(drop=True), pairs.iloc[32:].reset_index(drop=True)
+pairs = pool[length < 300].sample(48, random_state=0).reset_index(drop=True)
+labelled, held_out = pairs.iloc[:24].reset_index(drop=True), pairs.iloc[24:].reset_index(drop=True)
 labelled.head(3)
 
 # %% [markdown]
@@ -38,7 +38,7 @@ labelled.head(3)
 # better. Stage 2 is the same model asked differently (a 1–5 instruction-following scale), so it is wrong on
 # different pairs. With a hosted key you would put a strong hosted judge last instead.
 #
-# With only 32 labelled pairs we ask for 80 % agreement with δ = 0.2 (the guarantee may fail in at most one
+# With only 24 labelled pairs we ask for 80 % agreement with δ = 0.2 (the guarantee may fail in at most one
 # calibration draw in five). Fewer rows than `minimum_labelled_rows()` could not certify the target even if every
 # verdict agreed, and the cascade says so before making a call.
 
@@ -91,7 +91,7 @@ print(f"calls {summary['calls']:.0f} vs {summary['last_stage_alone_calls']:.0f} 
 result.table[["stage", "verdict", "confidence", "label", "agrees", "calls", "seconds"]]
 
 # %% [markdown]
-# The guarantee is about the population of pairs like these: on 32 pairs the measured agreement scatters around
+# The guarantee is about the population of pairs like these: on 24 pairs the measured agreement scatters around
 # it, and on a rare unlucky calibration draw (at most δ of them) it fails. To see it hold, simulate judges of
 # known accuracy over a thousand calibration/test splits (no model, a second or two):
 
