@@ -1,0 +1,157 @@
+"""What a cascade will cost before it runs: tokens, calls and dollars per stage, at its expected reach."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+from pydantic import BaseModel, Field
+
+from .._constants import ESTIMATED_EXPLANATION_TOKENS, ESTIMATED_SCORE_TOKENS
+from ..engine._litellm import import_litellm, is_local_model, routed_model, token_prices
+from ..pairwise._panel import PairwisePanel
+from ..pairwise._records import PairItem
+
+
+class StageCostEstimate(BaseModel):
+    """One stage's expected spend: `reach` is the share of the items expected to get to it."""
+
+    stage: str
+    reach: float = Field(description="Share of the items expected to reach this stage (1.0 before calibration).")
+    calls_all: int = Field(description="Calls if every item reached the stage.")
+    prompt_tokens_all: int
+    completion_tokens_all: int
+    cost_usd_all: float | None = Field(description="Dollars if every item reached the stage (None: no price).")
+
+    @property
+    def calls(self) -> float:
+        return self.reach * self.calls_all
+
+    @property
+    def cost_usd(self) -> float | None:
+        return None if self.cost_usd_all is None else self.reach * self.cost_usd_all
+
+
+class CascadeCostEstimate(BaseModel):
+    """Expected tokens, calls and dollars of a cascade over a batch, beside its last stage alone on every item.
+
+    Prompt tokens are counted with litellm's tokenizer for each model; completion lengths are typical, not
+    measured. Before calibration every item is assumed to reach every stage.
+    """
+
+    items: int
+    calibrated: bool
+    stages: list[StageCostEstimate]
+
+    @property
+    def total_calls(self) -> float:
+        return float(sum(s.calls for s in self.stages))
+
+    @property
+    def total_usd(self) -> float | None:
+        costs = [s.cost_usd for s in self.stages]
+        return None if any(c is None for c in costs) else float(sum(costs))  # type: ignore[arg-type]
+
+    @property
+    def last_stage_alone_calls(self) -> int:
+        return self.stages[-1].calls_all
+
+    @property
+    def last_stage_alone_usd(self) -> float | None:
+        return self.stages[-1].cost_usd_all
+
+    def to_df(self) -> pd.DataFrame:
+        rows = []
+        for s in self.stages:
+            rows.append({**s.model_dump(), "calls": s.calls, "cost_usd": s.cost_usd})
+        return pd.DataFrame(rows)
+
+    def __str__(self) -> str:
+        basis = "at the calibrated reach" if self.calibrated else "if every item reached every stage"
+        lines = [
+            f"estimated cost of the cascade on {self.items} items, {basis}: {_usd(self.total_usd)}, "
+            f"{self.total_calls:.0f} calls"
+        ]
+        for s in self.stages:
+            lines.append(f"  {s.stage}: reach {s.reach:.0%}, {s.calls:.0f} calls, {_usd(s.cost_usd)}")
+        lines.append(
+            f"  the last stage alone on every item: {self.last_stage_alone_calls} calls, "
+            f"{_usd(self.last_stage_alone_usd)}"
+        )
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        head = "<br>".join(str(self).split("\n")[:1] + str(self).split("\n")[-1:])
+        return f"<p><b>{head}</b></p>" + self.to_df()._repr_html_()  # type: ignore[operator]
+
+
+def _usd(value: float | None) -> str:
+    return "unknown (no price for some model)" if value is None else f"${value:.4f}"
+
+
+def estimate_cascade(stages: Sequence[Any], items: Sequence[Any], reach: Sequence[float] | None) -> CascadeCostEstimate:
+    """Every stage's estimate over all `items`, scaled by its reach (all 1.0 when `reach` is None)."""
+    out = []
+    for position, stage in enumerate(stages):
+        calls, prompt, completion, cost = _stage_all(stage, items)
+        out.append(
+            StageCostEstimate(
+                stage=stage.name,
+                reach=1.0 if reach is None else float(reach[position]),
+                calls_all=calls,
+                prompt_tokens_all=prompt,
+                completion_tokens_all=completion,
+                cost_usd_all=cost,
+            )
+        )
+    return CascadeCostEstimate(items=len(items), calibrated=reach is not None, stages=out)
+
+
+def _stage_all(stage: Any, items: Sequence[Any]) -> tuple[int, int, int, float | None]:
+    """(calls, prompt tokens, completion tokens, dollars) of one stage over every item."""
+    if stage.kind == "pointwise":
+        items_ = list(items)
+        estimate = stage.judge.estimate_cost(
+            [i.prompt for i in items_], [i.response for i in items_], [i.reference for i in items_]
+        )
+        judges = estimate.judges
+        costs = [j.cost_usd for j in judges]
+        return (
+            sum(j.calls for j in judges),
+            sum(j.prompt_tokens for j in judges),
+            sum(j.completion_tokens for j in judges),
+            None if any(c is None for c in costs) else float(sum(costs)),  # type: ignore[arg-type]
+        )
+    judges = stage.judge.judges if isinstance(stage.judge, PairwisePanel) else [stage.judge]
+    totals = [_pairwise_judge(judge, items) for judge in judges]
+    costs = [t[3] for t in totals]
+    return (
+        sum(t[0] for t in totals),
+        sum(t[1] for t in totals),
+        sum(t[2] for t in totals),
+        None if any(c is None for c in costs) else float(sum(costs)),  # type: ignore[arg-type]
+    )
+
+
+def _pairwise_judge(judge: Any, items: Sequence[PairItem]) -> tuple[int, int, int, float | None]:
+    """A PairwiseJudge over every pair: its prompt in each order it asks (the pointwise method's two single
+    responses are counted as its prompt with one response each, an approximation of its own template)."""
+    litellm = import_litellm()
+    counted = "gpt-4o-mini" if is_local_model(judge.model) else routed_model(judge.model)
+    pointwise = judge.method == "pointwise"
+    prompt_tokens, calls = 0, 0
+    for item in items:
+        if pointwise:
+            shown = [(item.response_a, ""), ("", item.response_b)]
+        else:
+            shown = [(item.response_a, item.response_b)] * (2 if judge.swap else 1)
+        for first, second in shown:
+            messages = judge.messages(item.question, first, second, item.reference or judge.reference)
+            prompt_tokens += litellm.token_counter(model=counted, messages=list(messages))
+            calls += 1
+    per_call = ESTIMATED_SCORE_TOKENS + (ESTIMATED_EXPLANATION_TOKENS if judge.explanations else 0)
+    completion_tokens = per_call * calls
+    prices = token_prices(judge.model)
+    cost = None if prices is None else prompt_tokens * prices[0] + completion_tokens * prices[1]
+    return calls, prompt_tokens, completion_tokens, cost
