@@ -109,8 +109,6 @@ def labelled(dataset: str, n: int, seed: int) -> pd.DataFrame:
     else:
         raise SystemExit(f"unknown dataset {dataset!r}; use pandalm or llmbar")
     frame = frame[["question", "response_a", "response_b", "label"]]
-    # PandaLM's file has a few JSON booleans where a response is the word "True": as text they are judged.
-    frame = frame.assign(**{c: frame[c].astype(str) for c in ("question", "response_a", "response_b")})
     return sample(frame, n, seed)
 
 

@@ -25,7 +25,7 @@ import judgewidgets as jw
 columns = ["question", "response_a", "response_b", "label"]
 pandalm = jw.datasets.pandalm()
 pool = pd.concat([jw.datasets.llmbar("Natural")[columns], pandalm[pandalm["label"].isin(["A", "B"])][columns]])
-pool = pool.astype({"question": str, "response_a": str, "response_b": str}).reset_index(drop=True)
+pool = pool.reset_index(drop=True)
 length = pool[["question", "response_a", "response_b"]].apply(lambda c: c.str.len()).sum(axis=1)
 pairs = pool[length < 300].sample(48, random_state=0).reset_index(drop=True)
 labelled, held_out = pairs.iloc[:24].reset_index(drop=True), pairs.iloc[24:].reset_index(drop=True)
