@@ -12,7 +12,19 @@ import os as _os
 # litellm fetches its model cost map from the network at import unless told otherwise; never let it.
 _os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from . import agreement, aspects, datasets, distributed, meta_eval, pairwise, pipeline, scoring, sequential, templates
+from . import (
+    agreement,
+    aspects,
+    cascade,
+    datasets,
+    distributed,
+    meta_eval,
+    pairwise,
+    pipeline,
+    scoring,
+    sequential,
+    templates,
+)
 from ._errors import (
     ConfigurationError,
     InputError,
@@ -28,6 +40,7 @@ from ._review import ReviewPolicy
 from ._runner import run_sync
 from ._version import __version__
 from .aspects import Aspect, AspectEvaluator, AspectResult
+from .cascade import Calibration, Cascade, CascadeResult
 from .engine import CallCache, Caller, CallFailure, RetryPolicy
 from .meta_eval import MetaEvaluation, ameta_evaluate, meta_evaluate
 from .pairwise import (
@@ -61,7 +74,14 @@ from .scoring import Generator, Judge, JudgeResult, LLMJudge, LLMPanel, PanelRes
 from .sequential import SequentialFrame, SequentialRater, SequentialResult, StoppingRule
 from .templates import Anchor, Template
 
-_NOTEBOOK_NAMES = ("DisagreementExplorer", "LiveConvergence", "PanelBuilder", "ReviewQueue", "TournamentView")
+_NOTEBOOK_NAMES = (
+    "CascadeTargetPicker",
+    "DisagreementExplorer",
+    "LiveConvergence",
+    "PanelBuilder",
+    "ReviewQueue",
+    "TournamentView",
+)
 
 
 def __getattr__(name: str) -> object:
@@ -85,9 +105,13 @@ __all__ = [
     "Aspect",
     "AspectEvaluator",
     "AspectResult",
+    "Calibration",
     "CallCache",
     "CallFailure",
     "Caller",
+    "Cascade",
+    "CascadeResult",
+    "CascadeTargetPicker",
     "ConfigurationError",
     "Criterion",
     "CriterionGrader",
@@ -143,6 +167,7 @@ __all__ = [
     "ameta_evaluate",
     "aspects",
     "bradley_terry",
+    "cascade",
     "datasets",
     "distributed",
     "elo",

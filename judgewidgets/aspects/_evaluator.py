@@ -114,7 +114,7 @@ class AspectEvaluator:
         self, items: Sequence[Item], session: CallSession | None, progress: bool | Progress = False
     ) -> AspectResult:
         """Score checked items in a run of their own, or within a caller's session (what pipelines use)."""
-        result = await self.panel._ascore_items(list(items), session, progress)
+        result = await self.panel.ascore_items(list(items), session, progress)
         return AspectResult(
             items=list(items), aspects=list(self.aspects), thresholds=dict(self.thresholds), panel=result
         )

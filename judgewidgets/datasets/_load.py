@@ -63,6 +63,11 @@ def majority(labels: Sequence[str]) -> str | None:
     return top if count > len(labels) / 2 else None
 
 
+def _text(value: object) -> str:
+    """A field as the text the model wrote: six PandaLM responses are the word "True", stored as JSON `true`."""
+    return value if isinstance(value, str) else str(value)
+
+
 def pandalm() -> pd.DataFrame:
     """PandaLM's human-annotated test set (Wang et al., 2023; Apache-2.0): 999 pairs, three annotators each.
 
@@ -72,13 +77,13 @@ def pandalm() -> pd.DataFrame:
     rows = []
     for record in _records("pandalm/testset-v1.jsonl"):
         votes = [_PANDALM_LABELS[str(record[f"annotator{k}"])] for k in (1, 2, 3)]
-        question = record["instruction"] + (f"\n\n{record['input']}" if record.get("input") else "")
+        question = _text(record["instruction"]) + (f"\n\n{_text(record['input'])}" if record.get("input") else "")
         rows.append(
             {
                 "pair_id": int(record["idx"]),
                 "question": question,
-                "response_a": record["response1"],
-                "response_b": record["response2"],
+                "response_a": _text(record["response1"]),
+                "response_b": _text(record["response2"]),
                 **{f"annotator{k}": vote for k, vote in zip((1, 2, 3), votes)},
                 "label": majority(votes),
             }

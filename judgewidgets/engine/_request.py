@@ -168,7 +168,10 @@ class Completion:
 
     @classmethod
     def from_cached_json(cls, blob: str) -> Completion:
-        data = json.loads(blob)
+        try:
+            data = loads(blob)
+        except ValueError:  # orjson refuses the escaped lone surrogates that `to_json`'s fallback writes
+            data = json.loads(blob)
         return cls(**data, cached=True)
 
 

@@ -86,7 +86,7 @@ class JudgeStage:
         return self.panel.estimate_items([i.as_item() for i in items])
 
     async def ascore(self, items: Sequence[PipelineItem], session: CallSession) -> list[StageScore]:
-        result = await self.panel._ascore_items([i.as_item() for i in items], session, False)
+        result = await self.panel.ascore_items([i.as_item() for i in items], session, False)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             consensus = result.consensus()["consensus"].tolist()

@@ -117,9 +117,9 @@ class LLMPanel:
         """Async twin of `score`."""
         items = build_items(prompts, responses, references)
         self.check()
-        return await self._ascore_items(items, None, progress)
+        return await self.ascore_items(items, None, progress)
 
-    async def _ascore_items(
+    async def ascore_items(
         self, items: list[Item], session: CallSession | None, progress: bool | Progress
     ) -> PanelResult:
         """Score checked items, in a run of their own or within a caller's `session`."""
@@ -169,7 +169,7 @@ class LLMPanel:
         ok = [i for i, (text, _) in enumerate(generated) if text is not None]
         if not ok:
             raise InputError(f"every generation failed; first error: {generated[0][1]}")
-        scored = await self._ascore_items(
+        scored = await self.ascore_items(
             [Item(prompt=prompts[i], response=generated[i][0] or "") for i in ok], run.session, progress
         )
         votes = [v.model_copy(update={"item": ok[v.item]}) for v in scored.vote_list]

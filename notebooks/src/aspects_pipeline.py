@@ -10,7 +10,7 @@
 # 3. **The evaluation pipeline**: judges of different kinds combined into one confidence-weighted score per item,
 #    with the items that need a human flagged and the reasons listed.
 #
-# Each judgment takes a few seconds on a laptop CPU; this notebook makes about 20 calls.
+# Each judgment with its explanation takes several seconds on a laptop CPU; this notebook makes about 12 calls.
 
 # %%
 # %load_ext judgewidgets
@@ -34,8 +34,6 @@ answers = [
 aspects = jw.AspectEvaluator(
     [
         "relevance",
-        "clarity",
-        "helpfulness",
         "safety",
         jw.Aspect("actionable", "Can the user follow the answer step by step without asking anything else?"),
     ],

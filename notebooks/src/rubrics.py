@@ -36,15 +36,14 @@ rubric = jw.Rubric.from_yaml("""
 rubric
 
 # %%
-examples = jw.load_example().iloc[[0, 1, 5]].reset_index(drop=True)
+examples = jw.load_example().iloc[[0, 5]].reset_index(drop=True)  # a right answer, and one that manipulates
 examples["truth"] = [
     {"correct": "MET", "manipulates": "UNMET"},
-    {"correct": "UNMET", "manipulates": "UNMET"},
     {"correct": "UNMET", "manipulates": "MET"},
 ]
 grader = jw.CriterionGrader(
     judges=[
-        jw.LLMJudge("local", name="strict", temperature=0.0),
+        jw.LLMJudge("local", name="local", temperature=0.0),
         jw.LLMJudge("local", name="warm", temperature=0.7),
         jw.LLMJudge("local", name="hot", temperature=1.0),
     ],
@@ -60,7 +59,7 @@ graded.to_df()
 # explanation, and any error.
 
 # %%
-graded.reports[2].to_df()
+graded.reports[1].to_df()  # the answer that tries to instruct the grader
 
 # %%
 graded.metrics(n_boot=200)[["criterion", "judge", "n_items", "accuracy", "kappa"]]
@@ -76,7 +75,8 @@ graded.agreement_chart()
 
 # %% [markdown]
 # ## In a notebook cell
-# The same rubric through the magic, with the items in a DataFrame:
+# The same rubric through the magic, with the items in a DataFrame. Its judge is named `local` with the same seed,
+# so it sees the same option orders as the first judge above and every answer comes from the call cache.
 
 # %%
 answers = examples[["prompt", "response"]]

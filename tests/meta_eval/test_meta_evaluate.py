@@ -140,3 +140,14 @@ def test_datasets_ship_with_their_labels() -> None:
     panda = jw.datasets.pandalm()
     assert panda["label"].value_counts().to_dict() == {"B": 472, "A": 422, "tie": 105}  # the authors' counts
     assert len(jw.datasets.arena_hard()) == 1348
+
+
+def test_every_text_field_is_text() -> None:
+    """Six PandaLM responses are the word "True", stored upstream as JSON `true`: they load as the text."""
+    panda = jw.datasets.pandalm()
+    for column in ("question", "response_a", "response_b"):
+        assert panda[column].map(type).eq(str).all(), column
+    assert panda.set_index("pair_id").loc[157, "response_a"] == "True"
+    bar = jw.datasets.llmbar()
+    for column in ("question", "response_a", "response_b"):
+        assert bar[column].map(type).eq(str).all(), column

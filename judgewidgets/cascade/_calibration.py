@@ -1,0 +1,177 @@
+"""A calibrated cascade's thresholds and the labelled judgments they came from (refit at any target, no calls)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from ._calibrate import BoolArray, FloatArray, IntArray, StageFit, fit_cascade, route
+
+if TYPE_CHECKING:
+    import altair as alt
+
+DEFAULT_TARGETS = tuple(np.round(np.arange(0.50, 0.995, 0.01), 2).tolist())
+
+
+def guarantee_text(target: float, delta: float, rows: int, stages: int) -> str:
+    """What a calibration promises, in one sentence."""
+    split = f", δ split over {stages} stages" if stages > 1 else ""
+    return (
+        f"agreement with the human labels ≥ {target:.1%} on the items the cascade decides, with probability ≥ "
+        f"{1 - delta:.0%} over the draw of the {rows} labelled rows{split}"
+    )
+
+
+@dataclass
+class Calibration:
+    """Each stage's threshold, certified on labelled rows, and every stage's judgment of those rows.
+
+    `thresholds[j]` is the confidence at or above which stage j's verdict is trusted (None: the stage certified
+    nothing at this target and is skipped). The judgments are kept (`confidence`, `agrees`, and what each row
+    cost each stage), so `at(target)` and `sweep()` refit the thresholds for other targets without a call.
+    Coverage, agreement and costs here are measured on the labelled rows themselves (in-sample): the guarantee
+    is only the statement in `guarantee`.
+    """
+
+    stages: list[str]
+    target: float
+    delta: float
+    fits: list[StageFit]
+    confidence: FloatArray  # rows × stages; NaN where the stage gave no verdict
+    agrees: BoolArray  # rows × stages: the stage's verdict equals the human label
+    calls: FloatArray  # rows × stages
+    cost_usd: FloatArray  # rows × stages; NaN where the price is unknown
+    seconds: FloatArray  # rows × stages
+    sources: list[str] = field(default_factory=list)  # where each stage's confidence comes from
+
+    @property
+    def thresholds(self) -> list[float | None]:
+        return [fit.threshold for fit in self.fits]
+
+    @property
+    def rows(self) -> int:
+        return int(self.confidence.shape[0])
+
+    @property
+    def guarantee(self) -> str:
+        return guarantee_text(self.target, self.delta, self.rows, len(self.stages))
+
+    def deciding(self) -> IntArray:
+        """The stage (0-based) that decides each labelled row, −1 when it abstains."""
+        return route(self.confidence, self.thresholds)
+
+    @property
+    def coverage(self) -> float:
+        """Share of the labelled rows the cascade decides at these thresholds (in-sample)."""
+        return float((self.deciding() >= 0).mean()) if self.rows else 0.0
+
+    def at(self, target: float, delta: float | None = None) -> Calibration:
+        """The calibration for another target (and δ), refit on the same judgments: no call is made."""
+        delta = self.delta if delta is None else delta
+        fits = fit_cascade(self.confidence, self.agrees, target, delta)
+        return Calibration(
+            self.stages,
+            float(target),
+            float(delta),
+            fits,
+            self.confidence,
+            self.agrees,
+            self.calls,
+            self.cost_usd,
+            self.seconds,
+            list(self.sources),
+        )
+
+    def reached(self) -> BoolArray:
+        """rows × stages: which stages would judge each labelled row (a stage that certified nothing is skipped)."""
+        deciding = self.deciding()
+        reached = np.zeros_like(self.agrees)
+        for stage, threshold in enumerate(self.thresholds):
+            if threshold is not None:
+                reached[:, stage] = (deciding < 0) | (deciding >= stage)
+        return reached
+
+    def per_item(self) -> dict[str, float]:
+        """Expected calls, cost and model seconds per item at these thresholds, and for the last stage alone."""
+        reached = self.reached()
+        out: dict[str, float] = {}
+        for key, values in (("calls", self.calls), ("cost_usd", self.cost_usd), ("seconds", self.seconds)):
+            out[key] = float(np.where(reached, values, 0.0).sum(axis=1).mean()) if self.rows else float("nan")
+            out[f"last_stage_{key}"] = float(values[:, -1].mean()) if self.rows else float("nan")
+        return out
+
+    def table(self) -> pd.DataFrame:
+        """One row per stage: threshold, labelled rows reaching it, trusted, share decided, in-sample agreement."""
+        deciding = self.deciding()
+        rows = []
+        for stage, (name, fit) in enumerate(zip(self.stages, self.fits)):
+            decided = deciding == stage
+            rows.append(
+                {
+                    "stage": name,
+                    "confidence": self.sources[stage] if stage < len(self.sources) else None,
+                    "threshold": fit.threshold,
+                    "reached": fit.reached,
+                    "trusted": fit.trusted,
+                    "share": float(decided.mean()) if self.rows else 0.0,
+                    "agreement_in_sample": fit.agreement,
+                    "calls_per_item": float(self.calls[:, stage].mean()) if self.rows else float("nan"),
+                }
+            )
+        return pd.DataFrame(rows)
+
+    def sweep(self, targets: Sequence[float] = DEFAULT_TARGETS) -> pd.DataFrame:
+        """The calibration refit at each target: one row per target and stage (share of the labelled rows that
+        stage decides), with the coverage and the calls, cost and seconds per item relative to running the last
+        stage on every item (in-sample)."""
+        rows = []
+        for target in targets:
+            fitted = self.at(float(target))
+            deciding = fitted.deciding()
+            spent = fitted.per_item()
+            for stage, name in enumerate(self.stages):
+                rows.append(
+                    {
+                        "target": float(target),
+                        "stage": name,
+                        "threshold": fitted.thresholds[stage],
+                        "share": float((deciding == stage).mean()) if self.rows else 0.0,
+                        "coverage": float((deciding >= 0).mean()) if self.rows else 0.0,
+                        "relative_calls": relative(spent["calls"], spent["last_stage_calls"]),
+                        "relative_cost": relative(spent["cost_usd"], spent["last_stage_cost_usd"]),
+                        "relative_seconds": relative(spent["seconds"], spent["last_stage_seconds"]),
+                    }
+                )
+        return pd.DataFrame(rows)
+
+    def chart(self, targets: Sequence[float] = DEFAULT_TARGETS) -> alt.VConcatChart:
+        """Coverage as the guaranteed agreement moves, each stage's share of the items, and the relative cost."""
+        from ._chart import cascade_chart
+
+        return cascade_chart(self.sweep(targets), self.target)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "target_agreement": self.target,
+            "delta": self.delta,
+            "labelled_rows": self.rows,
+            "thresholds": self.thresholds,
+            "coverage_in_sample": self.coverage,
+            "guarantee": self.guarantee,
+        }
+
+    def _repr_html_(self) -> str:
+        head = (
+            f"<p><b>Calibrated</b> on {self.rows} labelled rows: {self.guarantee}. "
+            f"The labelled rows' coverage at these thresholds: {self.coverage:.1%}.</p>"
+        )
+        return head + self.table().round(3)._repr_html_()
+
+
+def relative(value: float, reference: float) -> float:
+    """value / reference, NaN when either is unknown or the reference is 0."""
+    return value / reference if reference and not np.isnan(reference) and not np.isnan(value) else float("nan")

@@ -1,0 +1,126 @@
+"""What a cascade will cost before it runs: tokens, calls and dollars per stage, at its expected reach."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+from pydantic import BaseModel, Field
+
+
+class StageCostEstimate(BaseModel):
+    """One stage's expected spend: `reach` is the share of the items expected to get to it."""
+
+    stage: str
+    reach: float = Field(description="Share of the items expected to reach this stage (1.0 before calibration).")
+    calls_all: int = Field(description="Calls if every item reached the stage.")
+    prompt_tokens_all: int
+    completion_tokens_all: int
+    cost_usd_all: float | None = Field(description="Dollars if every item reached the stage (None: no price).")
+
+    @property
+    def calls(self) -> float:
+        return self.reach * self.calls_all
+
+    @property
+    def cost_usd(self) -> float | None:
+        return None if self.cost_usd_all is None else self.reach * self.cost_usd_all
+
+
+class CascadeCostEstimate(BaseModel):
+    """Expected tokens, calls and dollars of a cascade over a batch, beside its last stage alone on every item.
+
+    Prompt tokens are counted with litellm's tokenizer for each model; completion lengths are typical, not
+    measured. Before calibration every item is assumed to reach every stage.
+    """
+
+    items: int
+    calibrated: bool
+    stages: list[StageCostEstimate]
+
+    @property
+    def total_calls(self) -> float:
+        return float(sum(s.calls for s in self.stages))
+
+    @property
+    def total_usd(self) -> float | None:
+        costs = [s.cost_usd for s in self.stages]
+        return None if any(c is None for c in costs) else float(sum(c for c in costs if c is not None))
+
+    @property
+    def last_stage_alone_calls(self) -> int:
+        return self.stages[-1].calls_all
+
+    @property
+    def last_stage_alone_usd(self) -> float | None:
+        return self.stages[-1].cost_usd_all
+
+    def to_df(self) -> pd.DataFrame:
+        rows = []
+        for s in self.stages:
+            rows.append({**s.model_dump(), "calls": s.calls, "cost_usd": s.cost_usd})
+        return pd.DataFrame(rows)
+
+    def __str__(self) -> str:
+        basis = "at the calibrated reach" if self.calibrated else "if every item reached every stage"
+        lines = [
+            f"estimated cost of the cascade on {self.items} items, {basis}: {_usd(self.total_usd)}, "
+            f"{self.total_calls:.0f} calls"
+        ]
+        for s in self.stages:
+            lines.append(f"  {s.stage}: reach {s.reach:.0%}, {s.calls:.0f} calls, {_usd(s.cost_usd)}")
+        lines.append(
+            f"  the last stage alone on every item: {self.last_stage_alone_calls} calls, "
+            f"{_usd(self.last_stage_alone_usd)}"
+        )
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        head = "<br>".join(str(self).split("\n")[:1] + str(self).split("\n")[-1:])
+        return f"<p><b>{head}</b></p>" + self.to_df()._repr_html_()
+
+
+def _usd(value: float | None) -> str:
+    return "unknown (no price for some model)" if value is None else f"${value:.4f}"
+
+
+def estimate_cascade(stages: Sequence[Any], items: Sequence[Any], reach: Sequence[float] | None) -> CascadeCostEstimate:
+    """Every stage's estimate over all `items`, scaled by its reach (all 1.0 when `reach` is None)."""
+    out = []
+    for position, stage in enumerate(stages):
+        calls, prompt, completion, cost = _stage_all(stage, items)
+        out.append(
+            StageCostEstimate(
+                stage=stage.name,
+                reach=1.0 if reach is None else float(reach[position]),
+                calls_all=calls,
+                prompt_tokens_all=prompt,
+                completion_tokens_all=completion,
+                cost_usd_all=cost,
+            )
+        )
+    return CascadeCostEstimate(items=len(items), calibrated=reach is not None, stages=out)
+
+
+def _stage_all(stage: Any, items: Sequence[Any]) -> tuple[int, int, int, float | None]:
+    """(calls, prompt tokens, completion tokens, dollars) of one stage over every item: its judges' own
+    estimates, which count the very requests a run sends."""
+    if stage.kind == "pointwise":
+        items_ = list(items)
+        references = [i.reference for i in items_]
+        judges = stage.judge.estimate_cost(
+            [i.prompt for i in items_],
+            [i.response for i in items_],
+            references if any(r is not None for r in references) else None,
+        ).judges
+    else:
+        estimated = stage.judge.estimate_items(list(items))
+        judges = estimated if isinstance(estimated, list) else [estimated]
+    costs = [j.cost_usd for j in judges]
+    return (
+        sum(j.calls for j in judges),
+        sum(j.prompt_tokens for j in judges),
+        sum(j.completion_tokens for j in judges),
+        None if any(c is None for c in costs) else float(sum(c for c in costs if c is not None)),
+    )

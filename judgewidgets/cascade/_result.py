@@ -1,0 +1,153 @@
+"""What a cascade run returns: per item the deciding stage (or abstention), and the run's coverage and cost."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from ._calibration import Calibration
+
+if TYPE_CHECKING:
+    import altair as alt
+
+ITEM_COLUMNS = ["stage", "verdict", "confidence", "abstained", "calls", "cost_usd", "seconds"]
+JUDGMENT_COLUMNS = [
+    "item",
+    "stage",
+    "verdict",
+    "confidence",
+    "threshold",
+    "trusted",
+    "calls",
+    "cached",
+    "cost_usd",
+    "seconds",
+    "error",
+]
+
+
+@dataclass
+class CascadeResult:
+    """A cascade's verdicts on a batch.
+
+    `table` (also `to_df()`): the input columns, then per item the deciding `stage` (None when every stage
+    escalated: `abstained`), its `verdict` and `confidence`, and what the item cost across the stages that
+    judged it (`calls`, `cost_usd`, model `seconds`); with human labels, `agrees`. `judgments`: one row per item
+    and stage that judged it. The guarantee is the calibration's (`guarantee`); `agreement` is what the labelled
+    items of this run show.
+    """
+
+    table: pd.DataFrame
+    judgments: pd.DataFrame
+    calibration: Calibration
+    label_column: str | None = None
+
+    @property
+    def items(self) -> int:
+        return len(self.table)
+
+    @property
+    def decided(self) -> int:
+        return int((~self.table["abstained"]).sum())
+
+    @property
+    def coverage(self) -> float:
+        """Share of the items a stage decided."""
+        return self.decided / self.items if self.items else 0.0
+
+    @property
+    def guarantee(self) -> str:
+        return self.calibration.guarantee
+
+    @property
+    def agreement(self) -> float:
+        """Agreement with the human labels over the labelled items the cascade decided (NaN without labels)."""
+        agrees = self._decided_labelled()
+        return float(agrees.mean()) if len(agrees) else float("nan")
+
+    def _decided_labelled(self) -> pd.Series:
+        if "agrees" not in self.table.columns:
+            return pd.Series([], dtype=bool)
+        decided = self.table[~self.table["abstained"] & self.table["agrees"].notna()]
+        return decided["agrees"].astype(bool)
+
+    def to_df(self) -> pd.DataFrame:
+        return self.table
+
+    def stages(self) -> pd.DataFrame:
+        """One row per stage: threshold, items judged and decided, share of all items, calls, cache hits, cost,
+        model seconds and, with labels, the agreement of the items it decided."""
+        rows = []
+        judgments = self.judgments
+        for name, threshold in zip(self.calibration.stages, self.calibration.thresholds):
+            mine = judgments[judgments["stage"] == name]
+            decided = self.table[self.table["stage"] == name]
+            costs = mine["cost_usd"]
+            row: dict[str, Any] = {
+                "stage": name,
+                "threshold": threshold,
+                "judged": len(mine),
+                "decided": len(decided),
+                "share": len(decided) / self.items if self.items else 0.0,
+                "calls": int(mine["calls"].sum()),
+                "cached": int(mine["cached"].sum()),
+                "cost_usd": float(costs.sum()) if costs.notna().all() else float("nan"),
+                "seconds": float(mine["seconds"].sum()),
+            }
+            if "agrees" in self.table.columns:
+                labelled = decided["agrees"].dropna()
+                row["agreement"] = float(labelled.astype(bool).mean()) if len(labelled) else float("nan")
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def summary(self) -> dict[str, Any]:
+        """Coverage, the guarantee, the labelled agreement, and the cost beside running the last stage on every
+        item (that stage's calls, cost and seconds per item as measured on the labelled calibration rows)."""
+        per_item = self.calibration.per_item()
+        costs = self.table["cost_usd"]
+        spent = {
+            "calls": float(self.table["calls"].sum()),
+            "cost_usd": float(costs.sum()) if costs.notna().all() else float("nan"),
+            "seconds": float(self.table["seconds"].sum()),
+        }
+        out: dict[str, Any] = {
+            "items": self.items,
+            "decided": self.decided,
+            "abstained": self.items - self.decided,
+            "coverage": self.coverage,
+            "target_agreement": self.calibration.target,
+            "certified_agreement": self.calibration.target,  # the lower bound the calibration certified
+            "delta": self.calibration.delta,
+            "guarantee": self.guarantee,
+            "labelled_decided": len(self._decided_labelled()),
+            "agreement": self.agreement,
+        }
+        for key, value in spent.items():
+            last = per_item[f"last_stage_{key}"] * self.items
+            out[key] = value
+            out[f"last_stage_alone_{key}"] = last
+            out[f"{key}_saved"] = 1 - value / last if last and not np.isnan(last) else float("nan")
+        return out
+
+    def chart(self) -> alt.VConcatChart:
+        """The calibration's coverage / guaranteed-agreement chart, its current target marked."""
+        return self.calibration.chart()
+
+    def _repr_html_(self) -> str:
+        s = self.summary()
+        agreement = ""
+        if not np.isnan(s["agreement"]):
+            agreement = f" Agreement with the labels on the {s['labelled_decided']} labelled items decided: "
+            agreement += f"{s['agreement']:.1%}."
+        saved = (
+            "" if np.isnan(s["calls_saved"]) else f" Calls saved beside the last stage alone: {s['calls_saved']:.0%}."
+        )
+        head = (
+            f"<p><b>Cascade</b>: {s['decided']} of {s['items']} items decided ({s['coverage']:.1%} coverage), "
+            f"{s['abstained']} abstained.{agreement}{saved}<br>Guarantee: {html.escape(s['guarantee'])}.</p>"
+        )
+        return head + self.stages().round(4)._repr_html_()

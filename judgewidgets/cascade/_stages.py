@@ -1,0 +1,179 @@
+"""A cascade's stages: one judge or panel each, giving per item a verdict, a confidence and what it cost.
+
+Every judge is reached only through its public batch entry point (`acompare_items`, the pairwise-judge role
+tournaments and meta-evaluation use; `ascore` for pointwise judges and panels) and read from its result records,
+so the judges' internals can change under the cascade.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+import pandas as pd
+
+from .._errors import ConfigurationError, InputError
+from .._records import build_items
+from .._run import Run
+from ..pairwise._batch import pairs_from
+from ..pairwise._judge import PairwiseJudge
+from ..pairwise._panel import PairwisePanel
+from ..pairwise._scales import AB_TIE
+
+Kind = Literal["pairwise", "pointwise"]
+PAIRWISE_LABELS: tuple[str, ...] = tuple(AB_TIE.labels)  # "A", "B", "tie"
+
+
+@dataclass(frozen=True)
+class StageVerdict:
+    """One stage's judgment of one item: the verdict and its confidence (None: nothing to trust), and the cost."""
+
+    verdict: str | None
+    confidence: float | None
+    calls: int
+    cached: int
+    cost_usd: float | None
+    seconds: float
+    error: str | None = None
+
+
+class Stage(Protocol):
+    """The stage role: a named judge that gives every item a verdict from `labels` with a confidence."""
+
+    name: str
+    kind: Kind
+    judge: Any
+
+    def labels(self) -> tuple[str, ...]: ...
+
+    def confidence_source(self) -> str: ...
+
+    def check(self) -> None: ...
+
+    def progress_units(self, n_items: int) -> int: ...
+
+    async def ajudge(self, items: Sequence[Any], run: Run) -> list[StageVerdict]: ...
+
+
+def total_cost(costs: Sequence[float | None]) -> float | None:
+    """Sum of costs; None when any is unknown (a model litellm has no price for)."""
+    return None if any(c is None for c in costs) else float(sum(c for c in costs if c is not None))
+
+
+def read_items(kind: Kind, data: Any) -> tuple[list[Any], pd.DataFrame]:
+    """The items of a batch and the table they came from (kept beside the results); InputError when unusable.
+
+    Pairwise: a DataFrame with question, response_a, response_b (optional reference). Pointwise: a DataFrame with
+    prompt and response (optional reference).
+    """
+    if not isinstance(data, pd.DataFrame):
+        raise InputError(f"give the items as a pandas DataFrame, got {type(data).__name__}")
+    if kind == "pairwise":
+        return pairs_from(data, None, None, None)
+    missing = [c for c in ("prompt", "response") if c not in data.columns]
+    if missing:
+        raise InputError(
+            f"the DataFrame lacks column(s) {', '.join(missing)}; a pointwise cascade reads prompt, response "
+            f"(optional reference); found: {', '.join(map(str, data.columns))}"
+        )
+    references = data["reference"].tolist() if "reference" in data.columns else None
+    items = build_items(data["prompt"].tolist(), data["response"].tolist(), references)
+    return items, data.reset_index(drop=True)
+
+
+class PairwiseStage:
+    """A PairwiseJudge (confidence: the probability its winner is better) or a PairwisePanel (the vote share)."""
+
+    kind: Kind = "pairwise"
+
+    def __init__(self, judge: PairwiseJudge | PairwisePanel, name: str) -> None:
+        self.judge = judge
+        self.name = name
+
+    def labels(self) -> tuple[str, ...]:
+        return PAIRWISE_LABELS
+
+    def confidence_source(self) -> str:
+        """Where the confidence comes from; ConfigurationError when the judge gives none."""
+        judge = self.judge
+        if isinstance(judge, PairwisePanel):
+            if len(judge.judges) < 2:
+                raise ConfigurationError(
+                    f"stage {self.name!r}: a panel of one judge has no vote share to be confident with; give "
+                    "two or more (differently worded) judges, or the judge itself"
+                )
+            return f"vote share of {len(judge.judges)} judges"
+        if judge.method == "verdict":
+            return "the judge's stated confidence"
+        # The probability and pointwise methods read probabilities from logprobs; without them a probability
+        # judge has no confidence and a pointwise one only certain scores (the same setting decides both).
+        if not _reads_logprobs(judge):
+            raise ConfigurationError(
+                f"stage {self.name!r}: {judge.display_name} (method={judge.method!r}) reads its confidence from "
+                "logprobs, and this model is set up without them; use method='verdict' (stated confidence), a "
+                "model that returns logprobs, or a PairwisePanel (vote share)"
+            )
+        return "P(winner is better), from the judge's probabilities"
+
+    def check(self) -> None:
+        self.judge.check()
+
+    def progress_units(self, n_items: int) -> int:
+        return n_items * (len(self.judge.judges) if isinstance(self.judge, PairwisePanel) else 1)
+
+    async def ajudge(self, items: Sequence[Any], run: Run) -> list[StageVerdict]:
+        results = await self.judge.acompare_items(list(items), run.session, run.progress)
+        judges = self.judge.judges if isinstance(self.judge, PairwisePanel) else [self.judge]
+        # The pointwise method without swapping records both responses' calls on one order's verdict.
+        per_verdict = 2 if all(j.method == "pointwise" and not j.swap for j in judges) else 1
+        out = []
+        for result in results:
+            verdicts = result.verdicts
+            out.append(
+                StageVerdict(
+                    verdict=result.winner,
+                    confidence=result.confidence if result.winner is not None else None,
+                    calls=per_verdict * len(verdicts),
+                    cached=per_verdict * sum(v.cached for v in verdicts),
+                    cost_usd=total_cost([v.cost_usd for v in verdicts]),
+                    seconds=float(sum(v.latency_s for v in verdicts if not v.cached)),
+                    error=result.error,
+                )
+            )
+        return out
+
+
+def _reads_logprobs(judge: PairwiseJudge) -> bool:
+    """Whether the judge's calls ask for logprobs. The judge's own call settings answer it (`uses_probabilities`,
+    on the judge or the caller holding its settings); else its probability-method request says so."""
+    for owner in (judge, getattr(judge, "caller", None), getattr(judge, "_caller", None)):
+        uses = getattr(owner, "uses_probabilities", None)
+        if callable(uses):
+            return bool(uses())
+    return bool(judge.request_params().get("logprobs")) if judge.method == "probability" else True
+
+
+def make_stage(judge: Any, name: str, pass_threshold: float | None) -> Stage:
+    """The stage for a judge; ConfigurationError for anything that is not a judge or panel a cascade can use."""
+    from ..scoring._judge import LLMJudge
+    from ..scoring._panel import LLMPanel
+    from ._pointwise import PointwiseStage
+
+    if isinstance(judge, (PairwiseJudge, PairwisePanel)):
+        return PairwiseStage(judge, name)
+    if isinstance(judge, (LLMJudge, LLMPanel)):
+        return PointwiseStage(judge, name, pass_threshold)
+    raise ConfigurationError(
+        f"stage {name!r} is a {type(judge).__name__}; a cascade's stages are PairwiseJudge / PairwisePanel "
+        "(pairs) or LLMJudge / LLMPanel (single responses)"
+    )
+
+
+def display_name(judge: Any) -> str:
+    """A readable name for a judge or panel."""
+    name = getattr(judge, "display_name", None) or getattr(judge, "name", None)
+    if name:
+        return str(name)
+    judges = getattr(judge, "judges", None)
+    return f"panel of {len(judges)}" if judges is not None else type(judge).__name__
