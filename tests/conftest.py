@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import gc
 import os
 import shutil
 import socket
 import sqlite3
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -96,14 +96,15 @@ def _user_cache_untouchable() -> Iterator[None]:
 @pytest.fixture(autouse=True, scope="session")
 def _litellm_worker_settled() -> Iterator[None]:
     """litellm starts a logging worker on the loop of the async test that first logs and moves it to each new
-    loop, but never stops the last one: once that test's loop is closed the task can neither finish nor be
-    cancelled, and the interpreter destroys it at exit with "Task was destroyed but it is pending!". Nothing is
-    lost (its queue is drained per call); mark that one task as expected to stay pending."""
+    loop, but never stops the last one: once that loop is closed (a test's) or abandoned at exit (the sync
+    facade's background loop), the task can neither finish nor be cancelled, and the interpreter destroys it at
+    exit with "Task was destroyed but it is pending!". Nothing is lost (its queue is drained per call); mark
+    those tasks as expected to stay pending."""
     yield
-    module = sys.modules.get("litellm.litellm_core_utils.logging_worker")
-    task = getattr(getattr(module, "GLOBAL_LOGGING_WORKER", None), "_worker_task", None)
-    if isinstance(task, asyncio.Task) and not task.done() and task.get_loop().is_closed():
-        task._log_destroy_pending = False  # type: ignore[attr-defined]  # asyncio's own switch for this message
+    # litellm forgets a worker task when it moves to a new loop, so look for every one still pending.
+    for task in (o for o in gc.get_objects() if isinstance(o, asyncio.Task)):
+        if not task.done() and task.get_coro().__qualname__ == "LoggingWorker._worker_loop":  # type: ignore[union-attr]
+            task._log_destroy_pending = False  # type: ignore[attr-defined]  # asyncio's own switch for this message
 
 
 @pytest.fixture
