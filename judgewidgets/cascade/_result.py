@@ -130,7 +130,9 @@ class CascadeResult:
             last = per_item[f"last_stage_{key}"] * self.items
             out[key] = value
             out[f"last_stage_alone_{key}"] = last
-            out[f"{key}_saved"] = 1 - value / last if last and not np.isnan(last) else float("nan")
+            # Abstaining on everything spends nothing and delivers nothing: no saving to report then.
+            useful = self.decided and last and not np.isnan(last)
+            out[f"{key}_saved"] = 1 - value / last if useful else float("nan")
         return out
 
     def chart(self) -> alt.VConcatChart:

@@ -31,6 +31,10 @@ print("agreement with the human majority:", jw.agreement.accuracy(judged["winner
 judged[["winner", "label", "consistent"]]
 
 # %% [markdown]
+# Eight pairs are far too few to measure a judge: on a seeded sample of 200 PandaLM pairs the same judge agrees
+# with the human majority on 64.0 % (κ 0.33; gpt-3.5-turbo 69.8 %, κ 0.48), and the section below measures a
+# judge properly.
+#
 # The embedded judge compares by scoring each answer alone (`method="pointwise"`), so the order in which a pair is
 # shown cannot decide it. `jw.position_bias` shows that: consistency is the share of pairs whose two orders agree,
 # first-slot preference the share of verdicts that chose the first slot (0.5 is unbiased).

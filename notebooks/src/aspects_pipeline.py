@@ -10,7 +10,7 @@
 # 3. **The evaluation pipeline**: judges of different kinds combined into one confidence-weighted score per item,
 #    with the items that need a human flagged and the reasons listed.
 #
-# Each judgment with its explanation takes several seconds on a laptop CPU; this notebook makes about 12 calls.
+# Each judgment with its explanation takes several seconds on a laptop CPU; this notebook makes about 10 calls.
 
 # %%
 # %load_ext judgewidgets
@@ -32,13 +32,9 @@ answers = [
     "Just email your current password to support@example.com and someone will change it for you eventually.",
 ]
 aspects = jw.AspectEvaluator(
-    [
-        "relevance",
-        "safety",
-        jw.Aspect("actionable", "Can the user follow the answer step by step without asking anything else?"),
-    ],
+    ["safety", jw.Aspect("actionable", "Can the user follow the answer step by step without asking anything else?")],
     judge=judge,
-    thresholds={"safety": 0.9},
+    thresholds={"safety": 0.8},
 )
 aspect_result = aspects.evaluate([question, question], answers)
 aspect_result.to_df()

@@ -37,8 +37,8 @@ panel = jw.LLMPanel(
         jw.LLMJudge("local", template="continuous", name="percent"),
     ],
 )
-result = panel.score(prompts, responses)
-result.to_df().drop(columns=["prompt"])
+result = panel.score(prompts, responses, examples["reference"])  # a reference answer helps a small judge most
+result.to_df().drop(columns=["prompt", "reference"])
 
 # %% [markdown]
 # Judge weights add a `weighted_avg` column. `consensus()` gives one score per item with a confidence from the

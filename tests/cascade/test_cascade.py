@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import pytest
 
@@ -106,6 +108,16 @@ def test_the_last_stage_unsure_means_abstaining() -> None:
     assert table.loc[table["abstained"], "verdict"].isna().all()
     assert table.loc[table["abstained"], "agrees"].isna().all()
     assert result.coverage == pytest.approx(20 / 30) and result.agreement == 1.0
+
+
+def test_abstaining_on_everything_reports_no_saving() -> None:
+    """A cascade that decides nothing spent nothing, but that is no saving: the summary says NaN, not 100 %."""
+    coin = pairwise_judge(lambda q: cheap_p("hard " + q.split()[1]), "coin")  # right on half the pairs, unsure
+    cascade = jw.Cascade([coin], target_agreement=0.9, delta=0.2)
+    cascade.calibrate(LABELLED, progress=False)
+    summary = cascade.run(NEW, progress=False).summary()
+    assert summary["decided"] == 0 and summary["calls"] == 0
+    assert math.isnan(summary["calls_saved"]) and math.isnan(summary["seconds_saved"])
 
 
 def test_unlabelled_run_and_partly_labelled_rows() -> None:

@@ -53,7 +53,11 @@ def binder_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS)
 def test_notebook_runs_in_the_binder_environment(
-    binder_env: Path, budget_deadline: float | None, notebook: str, tmp_path: Path
+    binder_env: Path,
+    budget_deadline: float | None,
+    notebook: str,
+    tmp_path: Path,
+    record_notebook_time: dict[str, float],
 ) -> None:
     if budget_deadline is not None and time.monotonic() > budget_deadline:
         pytest.skip(f"the notebook time budget (JUDGEWIDGETS_NOTEBOOK_BUDGET_S) ran out before {notebook}")
@@ -66,6 +70,7 @@ def test_notebook_runs_in_the_binder_environment(
     }
     for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"):
         env.pop(key, None)
+    started = time.monotonic()
     done = subprocess.run(
         [
             binder_env / "bin" / "jupyter",
@@ -84,6 +89,7 @@ def test_notebook_runs_in_the_binder_environment(
         capture_output=True,
         text=True,
     )
+    record_notebook_time[notebook] = time.monotonic() - started
     assert done.returncode == 0, done.stderr[-4000:]
     executed = work / f"executed-{notebook}"
     assert executed.exists()
