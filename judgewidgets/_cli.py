@@ -337,7 +337,8 @@ def _say(message: str) -> None:
 
 
 def demo_panel() -> LLMPanel:
-    """The demo's panel: three templates on the embedded judge."""
+    """The demo's panel: three templates on the embedded judge, each read from its probabilities (the 0-100
+    `continuous` template is not among them: the small judge answers it with 0 or 100 and nothing between)."""
     from .scoring._judge import LLMJudge
     from .scoring._panel import LLMPanel
 
@@ -345,7 +346,7 @@ def demo_panel() -> LLMPanel:
         [
             LLMJudge("local", template="likert", name="local_likert", probability_weighted=True),
             LLMJudge("local", template="true_false_uncertain", name="local_verdict"),
-            LLMJudge("local", template="continuous", name="local_0_100"),
+            LLMJudge("local", template="true_false", name="local_true_false"),
         ]
     )
 
