@@ -32,6 +32,23 @@ os.environ.setdefault("JUDGEWIDGETS_EVENT_LOOP", "asyncio")
 # The assembled embedded model (1.1 GB) stays in the real user cache while call caches move per test.
 from judgewidgets._paths import CACHE_DIR_ENV, MODEL_DIR_ENV, model_dir, user_cache_dir
 
+
+def _mark_stranded_litellm_workers() -> None:
+    """litellm starts a logging worker task on the loop of the first async call that logs and moves it to each new
+    loop, forgetting the old task; it never stops the last one, and its own exit hook runs a last loop that can
+    start one more. Once such a loop is closed (a test's, the exit hook's) or abandoned (the sync facade's), the
+    task can neither finish nor be cancelled, and the interpreter destroys it at exit with "Task was destroyed
+    but it is pending!". Nothing is lost (its queue is drained per call): mark every such task as expected to
+    stay pending. Registered before litellm is imported (nothing above imports it), so it runs after litellm's own
+    exit hooks."""
+    for task in (o for o in gc.get_objects() if isinstance(o, asyncio.Task)):
+        if not task.done() and getattr(task.get_coro(), "__qualname__", "") == "LoggingWorker._worker_loop":
+            task._log_destroy_pending = False  # type: ignore[attr-defined]  # asyncio's own switch for this message
+
+
+atexit.register(_mark_stranded_litellm_workers)
+
+
 os.environ.setdefault(MODEL_DIR_ENV, str(model_dir()))
 USER_CACHE_DIR = user_cache_dir().resolve()  # the user's, before it is moved: what the tests must never touch
 _SESSION_DIR = Path(tempfile.mkdtemp(prefix="judgewidgets-tests-"))
@@ -91,20 +108,6 @@ def _user_cache_untouchable() -> Iterator[None]:
         yield
     finally:
         sqlite3.connect = real_connect
-
-
-@pytest.fixture(autouse=True, scope="session")
-def _litellm_worker_settled() -> Iterator[None]:
-    """litellm starts a logging worker on the loop of the async test that first logs and moves it to each new
-    loop, but never stops the last one: once that loop is closed (a test's) or abandoned at exit (the sync
-    facade's background loop), the task can neither finish nor be cancelled, and the interpreter destroys it at
-    exit with "Task was destroyed but it is pending!". Nothing is lost (its queue is drained per call); mark
-    those tasks as expected to stay pending."""
-    yield
-    # litellm forgets a worker task when it moves to a new loop, so look for every one still pending.
-    for task in (o for o in gc.get_objects() if isinstance(o, asyncio.Task)):
-        if not task.done() and task.get_coro().__qualname__ == "LoggingWorker._worker_loop":  # type: ignore[union-attr]
-            task._log_destroy_pending = False  # type: ignore[attr-defined]  # asyncio's own switch for this message
 
 
 @pytest.fixture
