@@ -10,9 +10,8 @@ SQLite file in the user's cache folder fails loudly. The assembled model weights
 
 from __future__ import annotations
 
-import asyncio
 import atexit
-import gc
+import logging
 import os
 import shutil
 import socket
@@ -33,20 +32,21 @@ os.environ.setdefault("JUDGEWIDGETS_EVENT_LOOP", "asyncio")
 from judgewidgets._paths import CACHE_DIR_ENV, MODEL_DIR_ENV, model_dir, user_cache_dir
 
 
-def _mark_stranded_litellm_workers() -> None:
-    """litellm starts a logging worker task on the loop of the first async call that logs and moves it to each new
-    loop, forgetting the old task; it never stops the last one, and its own exit hook runs a last loop that can
-    start one more. Once such a loop is closed (a test's, the exit hook's) or abandoned (the sync facade's), the
-    task can neither finish nor be cancelled, and the interpreter destroys it at exit with "Task was destroyed
-    but it is pending!". Nothing is lost (its queue is drained per call): mark every such task as expected to
-    stay pending. Registered before litellm is imported (nothing above imports it), so it runs after litellm's own
-    exit hooks."""
-    for task in (o for o in gc.get_objects() if isinstance(o, asyncio.Task)):
-        if not task.done() and getattr(task.get_coro(), "__qualname__", "") == "LoggingWorker._worker_loop":
-            task._log_destroy_pending = False  # type: ignore[attr-defined]  # asyncio's own switch for this message
+class _StrandedLitellmWorker(logging.Filter):
+    """litellm starts a logging worker task on the loop of the first async call that logs, moves it to each new
+    loop (forgetting the old task) and never stops the last one; once such a loop is closed or abandoned, the task
+    can neither finish nor be cancelled, and asyncio reports it when the interpreter destroys it at exit ("Task
+    was destroyed but it is pending!"). Nothing is lost (its queue is drained per call): drop that one report,
+    and only for litellm's worker."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return not (
+            message.startswith("Task was destroyed but it is pending!") and "LoggingWorker._worker_loop" in message
+        )
 
 
-atexit.register(_mark_stranded_litellm_workers)
+logging.getLogger("asyncio").addFilter(_StrandedLitellmWorker())
 
 
 os.environ.setdefault(MODEL_DIR_ENV, str(model_dir()))

@@ -20,7 +20,7 @@ pytestmark = [
     pytest.mark.local_model,
     pytest.mark.skipif(
         os.environ.get("JUDGEWIDGETS_NOTEBOOK_TESTS") != "1",
-        reason="builds a fresh Binder environment and runs every notebook (~30 min); set JUDGEWIDGETS_NOTEBOOK_TESTS=1",
+        reason="builds a fresh Binder environment and runs every notebook (~20 min); set JUDGEWIDGETS_NOTEBOOK_TESTS=1",
     ),
 ]
 
