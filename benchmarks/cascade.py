@@ -156,15 +156,14 @@ def run_dataset(name: str, judges: list[jw.PairwiseJudge], args: argparse.Namesp
         f"coverage {summary['coverage']:.1%} ({summary['decided']} of {summary['items']} decided), {agreement}; "
         f"guarantee: {result.guarantee}"
     )
-    saved = (
-        f" ({summary['calls_saved']:.0%} saved)" if summary["decided"] else " (nothing decided: no saving to report)"
+    spent = (
+        f"calls {summary['calls']:.0f} vs {summary['last_stage_alone_calls']:.0f} for the last stage alone on every "
+        f"test pair, model seconds {summary['seconds']:.0f} vs {summary['last_stage_alone_seconds']:.0f}"
     )
-    print(
-        f"calls {summary['calls']:.0f} vs {summary['last_stage_alone_calls']:.0f} for the last stage alone on "
-        f"every test pair{saved}; model seconds {summary['seconds']:.0f} vs "
-        f"{summary['last_stage_alone_seconds']:.0f}"
-        + (f" ({summary['seconds_saved']:.0%} saved)" if summary["decided"] else "")
-    )
+    if summary["decided"]:
+        print(f"{spent} ({summary['calls_saved']:.0%} of calls, {summary['seconds_saved']:.0%} of seconds saved)")
+    else:
+        print(f"{spent} (nothing decided: no saving to report)")
     sweep = calibration.sweep(SWEEP).drop_duplicates("target")[["target", "coverage", "relative_calls"]]
     print("in-sample coverage each target would buy (calibration half):")
     print(sweep.round(3).to_string(index=False))

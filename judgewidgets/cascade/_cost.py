@@ -8,6 +8,8 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, Field
 
+from ..engine._usage import known_sum
+
 
 class StageCostEstimate(BaseModel):
     """One stage's expected spend: `reach` is the share of the items expected to get to it."""
@@ -45,8 +47,7 @@ class CascadeCostEstimate(BaseModel):
 
     @property
     def total_usd(self) -> float | None:
-        costs = [s.cost_usd for s in self.stages]
-        return None if any(c is None for c in costs) else float(sum(c for c in costs if c is not None))
+        return known_sum(s.cost_usd for s in self.stages)
 
     @property
     def last_stage_alone_calls(self) -> int:
@@ -106,21 +107,11 @@ def estimate_cascade(stages: Sequence[Any], items: Sequence[Any], reach: Sequenc
 def _stage_all(stage: Any, items: Sequence[Any]) -> tuple[int, int, int, float | None]:
     """(calls, prompt tokens, completion tokens, dollars) of one stage over every item: its judges' own
     estimates, which count the very requests a run sends."""
-    if stage.kind == "pointwise":
-        items_ = list(items)
-        references = [i.reference for i in items_]
-        judges = stage.judge.estimate_cost(
-            [i.prompt for i in items_],
-            [i.response for i in items_],
-            references if any(r is not None for r in references) else None,
-        ).judges
-    else:
-        estimated = stage.judge.estimate_items(list(items))
-        judges = estimated if isinstance(estimated, list) else [estimated]
-    costs = [j.cost_usd for j in judges]
+    estimated = stage.judge.estimate_items(list(items))  # a judge's estimate, or a panel's list of them
+    judges = estimated if isinstance(estimated, list) else [estimated]
     return (
         sum(j.calls for j in judges),
         sum(j.prompt_tokens for j in judges),
         sum(j.completion_tokens for j in judges),
-        None if any(c is None for c in costs) else float(sum(c for c in costs if c is not None)),
+        known_sum(j.cost_usd for j in judges),
     )

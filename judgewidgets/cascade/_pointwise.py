@@ -18,7 +18,7 @@ from .._records import Item, Vote
 from .._run import Run
 from ..scoring._judge import LLMJudge
 from ..scoring._panel import LLMPanel
-from ._stages import Kind, StageVerdict, total_cost
+from ._stages import Kind, StageVerdict, spent
 
 PASS, FAIL = "pass", "fail"
 
@@ -99,30 +99,25 @@ class PointwiseStage:
         return [self._verdict(votes) for votes in by_item]
 
     def _verdict(self, votes: list[Vote]) -> StageVerdict:
-        spent: dict[str, Any] = {
-            "calls": len(votes),
-            "cached": sum(v.cached for v in votes),
-            "cost_usd": total_cost([v.cost_usd for v in votes]),
-            "seconds": float(sum(v.latency_s for v in votes if not v.cached)),
-        }
+        cost = spent(votes)
         read = [self._read(member, vote) for member, vote in zip(self.members, votes)]
         errors = [vote.error for vote in votes if vote.error]
         if len(self.members) == 1:
             label, confidence = read[0]
             return StageVerdict(
-                label, confidence if label is not None else None, error=errors[0] if errors else None, **spent
+                label, confidence if label is not None else None, error=errors[0] if errors else None, **cost
             )
         shares: dict[str, float] = {}
         for (label, _), weight in zip(read, self.weights):
             if label is not None:
                 shares[label] = shares.get(label, 0.0) + weight
         if not shares:
-            return StageVerdict(None, None, error="; ".join(errors) or "no judge answered", **spent)
+            return StageVerdict(None, None, error="; ".join(errors) or "no judge answered", **cost)
         best = max(shares.values())
         leaders = [label for label, share in shares.items() if share == best]
         if len(leaders) > 1:  # an even split is no verdict to trust: escalate
-            return StageVerdict(None, None, error=f"the judges split evenly ({', '.join(leaders)})", **spent)
-        return StageVerdict(leaders[0], best / sum(shares.values()), **spent)
+            return StageVerdict(None, None, error=f"the judges split evenly ({', '.join(leaders)})", **cost)
+        return StageVerdict(leaders[0], best / sum(shares.values()), **cost)
 
     def _read(self, member: Any, vote: Vote) -> tuple[str | None, float | None]:
         """(verdict, confidence) of one vote; the confidence is None when the vote has no probabilities."""

@@ -16,6 +16,7 @@ import pandas as pd
 from .._errors import ConfigurationError, InputError
 from .._records import build_items
 from .._run import Run
+from ..engine._usage import Usage, known_sum
 from ..pairwise._batch import pairs_from
 from ..pairwise._judge import PairwiseJudge
 from ..pairwise._panel import PairwisePanel
@@ -56,9 +57,15 @@ class Stage(Protocol):
     async def ajudge(self, items: Sequence[Any], run: Run) -> list[StageVerdict]: ...
 
 
-def total_cost(costs: Sequence[float | None]) -> float | None:
-    """Sum of costs; None when any is unknown (a model litellm has no price for)."""
-    return None if any(c is None for c in costs) else float(sum(c for c in costs if c is not None))
+def spent(records: Sequence[Usage], calls_per_record: int = 1) -> dict[str, Any]:
+    """What the calls behind one stage verdict cost: calls, cache hits, dollars and model seconds (of the calls
+    actually made), from the Usage of each vote or order verdict behind it."""
+    return {
+        "calls": calls_per_record * len(records),
+        "cached": calls_per_record * sum(r.cached for r in records),
+        "cost_usd": known_sum(r.cost_usd for r in records),
+        "seconds": float(sum(r.latency_s for r in records if not r.cached)),
+    }
 
 
 def read_items(kind: Kind, data: Any) -> tuple[list[Any], pd.DataFrame]:
@@ -108,7 +115,7 @@ class PairwiseStage:
             return "the judge's stated confidence"
         # The probability and pointwise methods read probabilities from logprobs; without them a probability
         # judge has no confidence and a pointwise one only certain scores (the same setting decides both).
-        if not _reads_logprobs(judge):
+        if not judge.caller.uses_probabilities():
             raise ConfigurationError(
                 f"stage {self.name!r}: {judge.display_name} (method={judge.method!r}) reads its confidence from "
                 "logprobs, and this model is set up without them; use method='verdict' (stated confidence), a "
@@ -129,29 +136,15 @@ class PairwiseStage:
         per_verdict = 2 if all(j.method == "pointwise" and not j.swap for j in judges) else 1
         out = []
         for result in results:
-            verdicts = result.verdicts
             out.append(
                 StageVerdict(
                     verdict=result.winner,
                     confidence=result.confidence if result.winner is not None else None,
-                    calls=per_verdict * len(verdicts),
-                    cached=per_verdict * sum(v.cached for v in verdicts),
-                    cost_usd=total_cost([v.cost_usd for v in verdicts]),
-                    seconds=float(sum(v.latency_s for v in verdicts if not v.cached)),
                     error=result.error,
+                    **spent(result.verdicts, per_verdict),
                 )
             )
         return out
-
-
-def _reads_logprobs(judge: PairwiseJudge) -> bool:
-    """Whether the judge's calls ask for logprobs. The judge's own call settings answer it (`uses_probabilities`,
-    on the judge or the caller holding its settings); else its probability-method request says so."""
-    for owner in (judge, getattr(judge, "caller", None), getattr(judge, "_caller", None)):
-        uses = getattr(owner, "uses_probabilities", None)
-        if callable(uses):
-            return bool(uses())
-    return bool(judge.request_params().get("logprobs")) if judge.method == "probability" else True
 
 
 def make_stage(judge: Any, name: str, pass_threshold: float | None) -> Stage:

@@ -8,6 +8,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 
+def known_sum(values: Iterable[Any]) -> Any:
+    """The sum of token counts or costs, or None when any of them is unknown (no answer, no price)."""
+    values = list(values)
+    return None if any(v is None for v in values) else sum(values)
+
+
 class Usage(BaseModel):
     """Latency, tokens, dollars, cache hits and attempts of the calls behind a result.
 
@@ -42,14 +48,11 @@ class Usage(BaseModel):
         if not parts:
             return Usage(attempts=0, cached=True, prompt_tokens=0, completion_tokens=0, cost_usd=0.0)
 
-        def added(values: list[Any]) -> Any:
-            return None if any(v is None for v in values) else sum(values)
-
         return Usage(
             latency_s=sum(p.latency_s for p in parts),
-            prompt_tokens=added([p.prompt_tokens for p in parts]),
-            completion_tokens=added([p.completion_tokens for p in parts]),
-            cost_usd=added([p.cost_usd for p in parts]),
+            prompt_tokens=known_sum(p.prompt_tokens for p in parts),
+            completion_tokens=known_sum(p.completion_tokens for p in parts),
+            cost_usd=known_sum(p.cost_usd for p in parts),
             cached=all(p.cached for p in parts),
             attempts=sum(p.attempts for p in parts),
         )

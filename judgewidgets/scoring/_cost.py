@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from .._constants import ESTIMATED_EXPLANATION_TOKENS, ESTIMATED_SCORE_TOKENS
 from ..engine import Caller
 from ..engine._litellm import import_litellm, is_local_model, routed_model, token_prices
+from ..engine._usage import known_sum
 
 Messages = tuple[dict[str, str], ...]
 
@@ -30,8 +31,7 @@ class CostEstimate(BaseModel):
 
     @property
     def total_usd(self) -> float | None:
-        costs = [j.cost_usd for j in self.judges]
-        return None if any(c is None for c in costs) else float(sum(c for c in costs if c is not None))
+        return known_sum(j.cost_usd for j in self.judges)
 
     @property
     def calls(self) -> int:
