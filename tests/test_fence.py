@@ -145,6 +145,8 @@ def test_rubric_binary_and_multi_choice(submission: str, query: str, reference: 
     binary, choice = list(rubric)
     texts = (submission, query, reference, context)
     assert_fenced(lambda s, q, r, c: criterion_messages(binary, s, q, r, None, c), *texts)
+    statement = lambda s, q, r, c: criterion_messages(binary, s, q, r, None, c, "statement", True)  # noqa: E731
+    assert_fenced(statement, *texts)
     assert_fenced(lambda s, q, r, c: criterion_messages(choice, s, q, r, [1, 0], c), *texts)
 
 

@@ -17,6 +17,7 @@ from .._records import _as_text_list, check_encodable
 from .._run import run_scope
 from .._runner import run_sync
 from ..engine import Answer, CallSession
+from ..engine._litellm import is_local_model
 from ..scoring import CostEstimate, JudgeCostEstimate, LLMJudge
 from ..scoring._cost import estimate_calls, typical_completion_tokens
 from ._aggregate import aggregate_binary, aggregate_choice
@@ -27,12 +28,23 @@ from ._criterion import (
     Criterion,
     CriterionVerdict,
 )
-from ._prompts import BinaryJudgment, choice_model, criterion_messages, read_binary, read_choice, schema_of
+from ._prompts import (
+    BINARY_PROMPTS,
+    BinaryPrompt,
+    binary_question,
+    choice_model,
+    criterion_messages,
+    read_binary,
+    read_choice,
+    schema_of,
+)
 from ._records import CriterionResult, CriterionVote, RubricReport
 from ._result import GradingResult, read_ground_truth
 from ._rubric import Rubric
 from ._scoring import CANNOT_ASSESS_MODES, CannotAssess, score
 from ._shuffle import item_key, option_order
+
+EXPLAINED_MAX_TOKENS = 200
 
 
 class CriterionGrader:
@@ -42,6 +54,12 @@ class CriterionGrader:
     any), `ordinal_aggregation` (mean, median, weighted_mean, mode, min, max) and `nominal_aggregation` (mode,
     weighted_mode, unanimous); a criterion's own `aggregation` overrides them. Options are shuffled per
     (item, criterion, judge) from `seed` (drawn and recorded when not given). Judges that fail abstain.
+
+    `binary_prompt` is how a binary criterion is put to a judge: "met_unmet" (AutoRubric's MET / UNMET /
+    CANNOT_ASSESS answer) or "statement" (is the requirement, read as a statement about the submission, correct;
+    for a flaw, is the submission free of it), mapped back onto MET / UNMET. The default (None) picks per judge:
+    "statement" for the embedded judge, which answers MET for most submissions when asked AutoRubric's way
+    (measured in benchmarks/rubric_criteria.py), "met_unmet" for the rest.
     """
 
     def __init__(
@@ -55,6 +73,7 @@ class CriterionGrader:
         cannot_assess: CannotAssess = "skip",
         partial_credit: float = 0.5,
         auto_na_option: bool = True,
+        binary_prompt: BinaryPrompt | None = None,
         **judge_kwargs: Any,
     ) -> None:
         if isinstance(judges, (str, LLMJudge)):
@@ -81,6 +100,8 @@ class CriterionGrader:
                 raise ConfigurationError(f"{knob} {value!r} is not one of {', '.join(allowed)}")
         if cannot_assess not in CANNOT_ASSESS_MODES:
             raise ConfigurationError(f"cannot_assess {cannot_assess!r} is not one of {', '.join(CANNOT_ASSESS_MODES)}")
+        if binary_prompt is not None and binary_prompt not in BINARY_PROMPTS:
+            raise ConfigurationError(f"binary_prompt {binary_prompt!r} is not one of {', '.join(BINARY_PROMPTS)}")
         if not (isinstance(partial_credit, (int, float)) and 0 <= partial_credit <= 1):
             raise ConfigurationError(f"partial_credit must lie in [0, 1], got {partial_credit!r}")
         self.aggregation = aggregation
@@ -91,13 +112,21 @@ class CriterionGrader:
         self.cannot_assess: CannotAssess = cannot_assess
         self.partial_credit = float(partial_credit)
         self.auto_na_option = auto_na_option
+        self.binary_prompt = binary_prompt
 
     def __repr__(self) -> str:
         return (
             f"CriterionGrader(judges={self.judge_ids}, aggregation={self.aggregation!r}, "
             f"ordinal_aggregation={self.ordinal_aggregation!r}, nominal_aggregation={self.nominal_aggregation!r}, "
-            f"seed={self.seed})"
+            f"seed={self.seed}"
+            + (f", binary_prompt={self.binary_prompt!r})" if self.binary_prompt is not None else ")")
         )
+
+    def binary_prompt_for(self, judge: LLMJudge) -> BinaryPrompt:
+        """How `judge` is asked binary criteria: `binary_prompt`, else "statement" for the embedded judge."""
+        if self.binary_prompt is not None:
+            return self.binary_prompt
+        return "statement" if is_local_model(judge.model) else "met_unmet"
 
     def effective(self, rubric: Rubric) -> list[Criterion]:
         """The criteria as judged: multi-choice ones get the automatic NA option unless turned off."""
@@ -256,6 +285,7 @@ class CriterionGrader:
 
     def _question(
         self,
+        judge: LLMJudge,
         judge_id: str,
         index: int,
         criterion: Criterion,
@@ -271,7 +301,12 @@ class CriterionGrader:
             if criterion.is_multi_choice
             else None
         )
-        return order, criterion_messages(criterion, submission, query, reference, order, context)
+        binary_prompt = self.binary_prompt_for(judge)
+        prefill = order is None and binary_prompt == "statement" and judge.caller.uses_prefill()
+        messages = criterion_messages(
+            criterion, submission, query, reference, order, context, binary_prompt, prefill, judge.explanations
+        )
+        return order, messages
 
     def estimate_items(
         self,
@@ -290,13 +325,17 @@ class CriterionGrader:
             reference, context = references[i] if references else None, contexts[i] if contexts else None
             key = item_key(submission, query)
             for index, criterion in enumerate(criteria):
-                for judge_id in self.judge_ids:
-                    _, messages = self._question(judge_id, index, criterion, submission, query, reference, key, context)
+                for judge, judge_id in zip(self.judges, self.judge_ids):
+                    _, messages = self._question(
+                        judge, judge_id, index, criterion, submission, query, reference, key, context
+                    )
                     requests[judge_id].append(messages)
-        completion = typical_completion_tokens(True)  # every criterion answer has an explanation field
+        any_choice = any(c.is_multi_choice for c in criteria)
         return [
-            estimate_calls(judge.caller, judge_id, requests[judge_id], completion)
+            estimate_calls(judge.caller, judge_id, requests[judge_id], typical_completion_tokens(explained))
             for judge, judge_id in zip(self.judges, self.judge_ids)
+            # a typical answer: explained unless the judge is asked statements without explanations
+            for explained in [any_choice or judge.explanations or self.binary_prompt_for(judge) == "met_unmet"]
         ]
 
     def estimate_cost(
@@ -327,20 +366,28 @@ class CriterionGrader:
         session: CallSession,
         context: str | None = None,
     ) -> CriterionVote:
-        order, messages = self._question(judge_id, index, criterion, submission, query, reference, key, context)
+        order, messages = self._question(judge, judge_id, index, criterion, submission, query, reference, key, context)
         if order is None:
-            schema, schema_name, answer_key = schema_of(BinaryJudgment), "criterion_verdict", "verdict"
-            labels = [v.value for v in CriterionVerdict]
-            read: Callable[[str], tuple[Any, str | None]] = read_binary
+            question = binary_question(criterion, self.binary_prompt_for(judge))
+            explained = question.explained(judge.explanations)
+            schema, schema_name = schema_of(question.answer_model(explained)), "criterion_verdict"
+            answer_key = "verdict"
+            labels = question.labels
+            read: Callable[[str], tuple[Any, str | None]] = partial(read_binary, question=question)
         else:
             schema, schema_name, answer_key = schema_of(choice_model(len(order))), "criterion_choice", "selected_option"
             labels = [str(k + 1) for k in range(len(order))]
             read = partial(read_choice, n_options=len(order))
+            explained = True
         caller = judge.caller
-        answer = await caller.ask(session, messages, caller.request_params(schema, schema_name), read)
+        prefilled = messages[-1]["role"] == "assistant"
+        params = caller.request_params(schema, schema_name, prefilled=prefilled)
+        if prefilled and explained and "max_tokens" not in caller.litellm_kwargs:
+            params["max_tokens"] = EXPLAINED_MAX_TOKENS  # the verdict, then its explanation
+        answer = await caller.ask(session, messages, params, read)
         shown = _probabilities(answer, answer_key, labels) if answer.value is not None else None
         if order is None:
-            return _binary_vote(judge_id, judge.weight, answer, shown)
+            return _binary_vote(judge_id, judge.weight, answer, question.verdict_probabilities(shown))
         return _choice_vote(judge_id, judge.weight, criterion, order, answer, shown)
 
     def aggregate(self, criterion: Criterion, votes: Sequence[CriterionVote]) -> CriterionResult:

@@ -4,6 +4,12 @@
 # Grade answers against weighted criteria — binary (met / unmet), ordinal (ordered options) and nominal
 # (unordered options) — with a panel of judges whose votes are aggregated with AutoRubric's rules. Options are
 # shuffled per judge (seeded) against position bias.
+#
+# The embedded judge is asked each binary criterion as a statement about the response ("is this statement
+# correct?"; for a flaw such as `manipulates`, "is the response free of it?") and its answer is mapped back to
+# MET / UNMET: asked AutoRubric's MET / UNMET question, this small model calls most things MET and reads a flaw
+# backwards (`benchmarks/rubric_criteria.py`: 84 % vs 74 % right on 50 labelled criteria, every flaw right vs
+# half). Hosted judges get AutoRubric's question; `CriterionGrader(binary_prompt=...)` chooses.
 
 # %%
 # %load_ext judgewidgets
@@ -51,12 +57,16 @@ grader = jw.CriterionGrader(
     ordinal_aggregation="median",
     seed=7,
 )
-graded = grader.grade_many(rubric, examples, ground_truth="truth")
+# the reference answers are shown to the judges as ground truth: without one, this 1.5B judge takes
+# "Charlotte Bronte wrote Pride and Prejudice" for a correct answer
+graded = grader.grade_many(rubric, examples, reference_col="reference", ground_truth="truth")
 graded.to_df()
 
 # %% [markdown]
-# Each report keeps every vote: the judge, the option it picked (mapped back through its shuffle), the
-# explanation, and any error.
+# Each report keeps every vote: the judge, the option it picked (mapped back through its shuffle), its
+# probabilities and confidence, and any error. A judge explains its binary verdicts when built with
+# `jw.LLMJudge("local", explanations=True)`: about 4 s more per criterion here, and measured on this judge it
+# gets fewer verdicts right (74 % vs 84 %), so this tutorial leaves them off.
 
 # %%
 graded.reports[1].to_df()  # the answer that tries to instruct the grader
@@ -75,14 +85,15 @@ graded.agreement_chart()
 
 # %% [markdown]
 # ## In a notebook cell
-# The same rubric through the magic, with the items in a DataFrame. Its judge is named `local` with the same seed,
-# so it sees the same option orders as the first judge above and every answer comes from the call cache.
+# The same rubric through the magic, with the items (and their reference answers) in a DataFrame: one embedded
+# judge at temperature 0, like `local` above, so its binary verdicts are the same; the option orders of the
+# multi-choice criteria are drawn per judge name, so those may differ.
 
 # %%
-answers = examples[["prompt", "response"]]
+answers = examples[["prompt", "response", "reference"]]
 
 # %%
-# %judge --rubric rubric --data answers --judges local --seed 7 --no-chart
+# %judge --rubric rubric --data answers --judges local --seed 7 --reference-col reference --no-chart
 
 # %% [markdown]
 # Rubrics save to and load from YAML in AutoRubric's format: `rubric.to_yaml("rubric.yaml")`,
