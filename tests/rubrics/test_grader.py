@@ -389,10 +389,8 @@ def test_the_statement_prompt_asks_a_positive_criterion_as_a_statement_and_a_fla
 
 
 def test_statement_answers_are_read_from_free_text_and_bad_ones_abstain() -> None:
-    answers = iter(['The statement is Correct.', '{"verdict": "pass", "explanation": "no request"}'])
-    grader = jw.CriterionGrader(
-        [judge("a", lambda request, attempt: next(answers))], binary_prompt="statement", seed=0
-    )
+    answers = iter(["The statement is Correct.", '{"verdict": "pass", "explanation": "no request"}'])
+    grader = jw.CriterionGrader([judge("a", lambda request, attempt: next(answers))], binary_prompt="statement", seed=0)
     correct, manipulates = grader.grade(STATEMENT_RUBRIC, "Paris.").criteria
     assert correct.verdict == jw.CriterionVerdict.MET
     assert manipulates.verdict == jw.CriterionVerdict.UNMET
