@@ -49,8 +49,13 @@ def agreement_chart(result: GradingResult) -> alt.Chart:
         color=alt.Color("agreement:Q", scale=alt.Scale(domain=[0, 1], scheme="blues"), title="agreement"),
         tooltip=["criterion", "judge", alt.Tooltip("agreement:Q", format=".2f"), "n"],
     )
-    text = base.mark_text().encode(text=alt.Text("agreement:Q", format=".2f"))
-    return (heat + text).properties(title="Agreement of each judge with the ensemble outcome")
+    text = base.mark_text().encode(
+        text=alt.Text("agreement:Q", format=".2f"),
+        color=alt.condition(alt.datum.agreement > 0.6, alt.value("white"), alt.value("black")),
+    )
+    return (heat + text).properties(
+        title="Agreement of each judge with the ensemble outcome", width=alt.Step(56), height=alt.Step(28)
+    )
 
 
 def confusion_chart(result: GradingResult, criterion: str) -> alt.Chart:
