@@ -50,8 +50,9 @@ examples["truth"] = [
 grader = jw.CriterionGrader(
     judges=[
         jw.LLMJudge("local", name="local", temperature=0.0),
-        jw.LLMJudge("local", name="warm", temperature=0.7),
-        jw.LLMJudge("local", name="hot", temperature=1.0),
+        # sampled judges, seeded so that a re-run samples the same verdicts
+        jw.LLMJudge("local", name="warm", temperature=0.7, seed=7),
+        jw.LLMJudge("local", name="hot", temperature=1.0, seed=7),
     ],
     aggregation="majority",
     ordinal_aggregation="median",
@@ -67,6 +68,11 @@ graded.to_df()
 # probabilities and confidence, and any error. A judge explains its binary verdicts when built with
 # `jw.LLMJudge("local", explanations=True)`: about 4 s more per criterion here, and measured on this judge it
 # gets fewer verdicts right (74 % vs 84 %), so this tutorial leaves them off.
+#
+# Sampled judges (temperature above 0) add noise where the judge is unsure: the greedy judge's P(MET) for
+# `manipulates` on the second answer is only about 0.6, and in one unseeded run both sampled judges said UNMET
+# and outvoted it. The `confidence` on each vote, and the agreement statistics below, show where that can
+# happen; seed sampled judges (as here) so a re-run reproduces their verdicts.
 
 # %%
 graded.reports[1].to_df()  # the answer that tries to instruct the grader
