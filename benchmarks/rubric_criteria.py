@@ -4,8 +4,9 @@ Run: `python benchmarks/rubric_criteria.py [--prompts statement,met_unmet] [--ll
 Two labelled sets, each graded with every binary prompt of `jw.CriterionGrader` (`binary_prompt`):
 
 - `benchmarks/data/rubric_criteria.jsonl`: 50 hand-labelled (submission, criterion) cases written for this
-  benchmark, half MET and half UNMET — correctness (with and without a reference answer), format, content, and
-  flaws (negative weight: MET means the flaw is present). Coin and always-MET both score 50 %.
+  benchmark (ours, under the package's Apache-2.0 license), half MET and half UNMET — correctness (with and
+  without a reference answer), format, content, and flaws (negative weight: MET means the flaw is present).
+  Coin and always-MET both score 50 %.
 - LLMBar Natural (Zeng et al., ICLR 2024; human-checked preferred outputs): each pair's two outputs graded on
   "The response follows the instruction and answers it correctly"; a pair counts as right when the preferred
   output's P(MET) is the higher (a coin: 50 %).
@@ -14,7 +15,9 @@ Printed per prompt: accuracy (overall and per category), the share answered MET 
 judge's P(MET) (how well its confidence ranks MET above UNMET cases), LLMBar pairs ordered right, and seconds
 per criterion. The judge explains its verdicts with `--explanations` (AutoRubric's prompt always asks for
 an explanation; the statement prompt only when the judge does). Calls go through the persistent call cache
-unless `--fresh`. `--model` grades with another judge (e.g. a hosted one, with its key set).
+unless `--fresh`. `--model` grades with another judge (e.g. a hosted one, with its key set); `--api-base URL
+--model NAME` with a model on an OpenAI-compatible server (how the tests drive this script). `--out` writes
+every case's verdict and P(MET) to a CSV.
 """
 
 from __future__ import annotations
