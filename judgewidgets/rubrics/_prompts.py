@@ -72,7 +72,8 @@ class BinaryQuestion:
         if self.explained(explanations):
             return self.answer
         verdict = self.answer.model_fields["verdict"]
-        model: type[BaseModel] = create_model(self.answer.__name__, verdict=(verdict.annotation, verdict))
+        annotation: Any = verdict.annotation  # a Literal of the labels (never None on these models)
+        model: type[BaseModel] = create_model(self.answer.__name__, verdict=(annotation, verdict))
         return model
 
     def verdict_probabilities(self, by_label: dict[str, float] | None) -> dict[str, float] | None:
