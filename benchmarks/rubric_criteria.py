@@ -93,7 +93,7 @@ async def grade(grader: jw.CriterionGrader, case: dict[str, Any]) -> tuple[str |
     report = await grader.agrade(rubric, case["submission"], query=case["question"], reference=case["reference"])
     vote = report.criteria[0].votes[0]
     verdict = vote.verdict.value if vote.verdict is not None else None
-    p_met = (vote.probabilities or {}).get("MET") if vote.probabilities is not None else None
+    p_met = (vote.probabilities or {}).get("MET")
     return verdict, p_met, time.perf_counter() - started
 
 

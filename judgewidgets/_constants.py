@@ -26,6 +26,8 @@ ESTIMATED_EXPLANATION_TOKENS = 120
 # needs to finish (the value, its closing quote and brace).
 TOP_LOGPROBS = 10
 PREFILLED_MAX_TOKENS = 8
+# A prefilled answer that goes on to explain itself (a rubric verdict, then its explanation).
+PREFILLED_EXPLAINED_MAX_TOKENS = 200
 # Pairwise: a comparison is a tie when P(a better) and P(b better) differ by no more than this. 0 (a tie only when
 # they are equal) measured best on LLMBar Natural for the embedded judge: pointwise 75.0 % vs 72.5 % at 0.05,
 # the probability method 52.5 % vs 17.5 % (its orders' averages sit near 0.5). Raise it where ties are labels.

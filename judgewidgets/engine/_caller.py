@@ -171,17 +171,18 @@ class Caller:
         *,
         prefilled: bool = False,
         probabilities: bool | None = None,
+        prefilled_max_tokens: int = PREFILLED_MAX_TOKENS,
     ) -> dict[str, Any]:
         """Everything sent besides model and messages.
 
         `schema` is the answer's JSON schema, asked for where structured output is used. A `prefilled` request
         asks for no schema (constrained decoding would restart the JSON the prefill began) and, unless
-        `max_tokens` is given, for the few tokens that finish the answer. `probabilities` asks for logprobs
-        (default: `uses_probabilities()`).
+        `max_tokens` is given, for `prefilled_max_tokens`: the few tokens that finish the answer, by default.
+        `probabilities` asks for logprobs (default: `uses_probabilities()`).
         """
         params: dict[str, Any] = {"temperature": self.temperature, **self.litellm_kwargs}
         if prefilled:
-            params.setdefault("max_tokens", PREFILLED_MAX_TOKENS)
+            params.setdefault("max_tokens", prefilled_max_tokens)
         elif schema is not None and self.uses_structured_output():
             params.setdefault(
                 "response_format",

@@ -10,6 +10,7 @@ from typing import Any, cast
 
 import pandas as pd
 
+from .._constants import PREFILLED_EXPLAINED_MAX_TOKENS, PREFILLED_MAX_TOKENS
 from .._errors import ConfigurationError, InputError
 from .._probabilities import label_probabilities, prefix_free
 from .._progress import Progress, counted
@@ -43,8 +44,6 @@ from ._result import GradingResult, read_ground_truth
 from ._rubric import Rubric
 from ._scoring import CANNOT_ASSESS_MODES, CannotAssess, score
 from ._shuffle import item_key, option_order
-
-EXPLAINED_MAX_TOKENS = 200
 
 
 class CriterionGrader:
@@ -330,13 +329,16 @@ class CriterionGrader:
                         judge, judge_id, index, criterion, submission, query, reference, key, context
                     )
                     requests[judge_id].append(messages)
-        any_choice = any(c.is_multi_choice for c in criteria)
-        return [
-            estimate_calls(judge.caller, judge_id, requests[judge_id], typical_completion_tokens(explained))
-            for judge, judge_id in zip(self.judges, self.judge_ids)
-            # a typical answer: explained unless the judge is asked statements without explanations
-            for explained in [any_choice or judge.explanations or self.binary_prompt_for(judge) == "met_unmet"]
-        ]
+        estimates = []
+        for judge, judge_id in zip(self.judges, self.judge_ids):
+            # a typical answer is explained unless every criterion is binary and asked without an explanation
+            prompt = self.binary_prompt_for(judge)
+            explained = any(
+                c.is_multi_choice or binary_question(c, prompt).explained(judge.explanations) for c in criteria
+            )
+            completion = typical_completion_tokens(explained)
+            estimates.append(estimate_calls(judge.caller, judge_id, requests[judge_id], completion))
+        return estimates
 
     def estimate_cost(
         self,
@@ -381,9 +383,8 @@ class CriterionGrader:
             explained = True
         caller = judge.caller
         prefilled = messages[-1]["role"] == "assistant"
-        params = caller.request_params(schema, schema_name, prefilled=prefilled)
-        if prefilled and explained and "max_tokens" not in caller.litellm_kwargs:
-            params["max_tokens"] = EXPLAINED_MAX_TOKENS  # the verdict, then its explanation
+        limit = PREFILLED_EXPLAINED_MAX_TOKENS if explained else PREFILLED_MAX_TOKENS
+        params = caller.request_params(schema, schema_name, prefilled=prefilled, prefilled_max_tokens=limit)
         answer = await caller.ask(session, messages, params, read)
         shown = _probabilities(answer, answer_key, labels) if answer.value is not None else None
         if order is None:

@@ -187,9 +187,6 @@ def criterion_messages(
 
     `context` (e.g. retrieved documents) is fenced in <context> tags before the question.
     """
-    if not criterion.is_multi_choice and binary_prompt == "statement":
-        question = binary_question(criterion, binary_prompt)
-        return _statement_messages(question, submission, query, reference, context, prefill, explanations)
     if criterion.is_multi_choice:
         assert criterion.options is not None and order is not None
         lines = "\n".join(f"{k + 1}. {criterion.options[i].label}" for k, i in enumerate(order))
@@ -197,24 +194,37 @@ def criterion_messages(
         schema = schema_of(choice_model(len(order)))
     else:
         question = binary_question(criterion, binary_prompt)
+        if binary_prompt == "statement":
+            return _statement_messages(question, submission, query, reference, context, prefill, explanations)
         task, schema = question.task, schema_of(question.answer)
     system = (
         _SYSTEM
         + task
-        + ("A <reference> answer is given; use it as the ground truth.\n" if reference else "")
-        + ("A <context> (e.g. retrieved documents) is given; use it where the criterion asks.\n" if context else "")
+        + _given(reference, context, "criterion")
         + "Reply with a single JSON object that matches this JSON schema and nothing else:\n"
         + json.dumps(schema, separators=(",", ":"))
     )
-    parts = []
-    if context:
-        parts.append(fence("context", context))
+    user = _material("submission", submission, query, reference, context)
+    return ({"role": "system", "content": system}, {"role": "user", "content": user})
+
+
+def _given(reference: str | None, context: str | None, subject: str) -> str:
+    """The system prompt's lines on what else is given: the reference as ground truth, the context for the
+    `subject` (criterion or statement) to draw on."""
+    return ("A <reference> answer is given; use it as the ground truth.\n" if reference else "") + (
+        f"A <context> (e.g. retrieved documents) is given; use it where the {subject} asks.\n" if context else ""
+    )
+
+
+def _material(tag: str, submission: str, query: str | None, reference: str | None, context: str | None) -> str:
+    """The user message: the context, the question, the judged text under `tag`, the reference, each fenced."""
+    parts = [fence("context", context)] if context else []
     if query:
         parts.append(fence("question", query))
-    parts.append(fence("submission", submission))
+    parts.append(fence(tag, submission))
     if reference:
         parts.append(fence("reference", reference))
-    return ({"role": "system", "content": system}, {"role": "user", "content": "\n".join(parts)})
+    return "\n".join(parts)
 
 
 _STATEMENT_SYSTEM = (
@@ -240,23 +250,14 @@ def _statement_messages(
     good, bad = question.labels
     system = (
         _STATEMENT_SYSTEM.format(task=question.task)
-        + ("A <reference> answer is given; use it as the ground truth.\n" if reference else "")
-        + ("A <context> (e.g. retrieved documents) is given; use it where the statement asks.\n" if context else "")
+        + _given(reference, context, "statement")
         + f'Reply with a single JSON object {{"verdict": "{good}" or "{bad}"'
         + (', "explanation": "<one or two sentences citing the response>"' if explanations else "")
         + "} and nothing else."
     )
-    parts = []
-    if context:
-        parts.append(fence("context", context))
-    if query:
-        parts.append(fence("question", query))
-    parts.append(fence("response", submission))
-    if reference:
-        parts.append(fence("reference", reference))
     messages: tuple[dict[str, str], ...] = (
         {"role": "system", "content": system},
-        {"role": "user", "content": "\n".join(parts)},
+        {"role": "user", "content": _material("response", submission, query, reference, context)},
     )
     if prefill:
         messages += ({"role": "assistant", "content": STATEMENT_PREFILL},)

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from judgewidgets.testing import OpenAITestServer
-
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "cascade.py"
+from tests.benchmark_scripts import load_benchmark
 
 
 def by_length(body: dict[str, Any]) -> str:
@@ -23,20 +20,12 @@ def by_length(body: dict[str, Any]) -> str:
     return json.dumps({"verdict": "A" if len(a) >= len(b) else "B"})
 
 
-def load_benchmark() -> Any:
-    spec = importlib.util.spec_from_file_location("cascade_benchmark", SCRIPT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_benchmark_runs_both_datasets_on_a_server(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
         monkeypatch.delenv(key, raising=False)
-    benchmark = load_benchmark()
+    benchmark = load_benchmark("cascade")
     argv = ["--n", "70", "--target", "0.5", "--delta", "0.2"]
     with OpenAITestServer(by_length) as server:
         rows = benchmark.main([*argv, "--api-base", server.base_url])
@@ -57,7 +46,7 @@ def test_the_benchmark_runs_both_datasets_on_a_server(
 
 
 def test_too_few_pairs_is_reported_not_raised(capsys: pytest.CaptureFixture[str]) -> None:
-    benchmark = load_benchmark()
+    benchmark = load_benchmark("cascade")
     with OpenAITestServer(by_length) as server:
         rows = benchmark.main(["--n", "20", "--datasets", "llmbar", "--api-base", server.base_url])
         assert server.stats.total == 0
@@ -67,7 +56,7 @@ def test_too_few_pairs_is_reported_not_raised(capsys: pytest.CaptureFixture[str]
 def test_the_local_cascade_has_two_stages_without_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
     for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
         monkeypatch.delenv(key, raising=False)
-    benchmark = load_benchmark()
+    benchmark = load_benchmark("cascade")
     judges = benchmark.build_judges(benchmark.parse_args([]), cache=False)
     assert [j.model for j in judges] == ["local", "local"] and judges[1].explanations
     monkeypatch.setenv("OPENAI_API_KEY", "sk-not-used")

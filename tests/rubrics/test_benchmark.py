@@ -4,7 +4,6 @@ every binary prompt (so each prompt's answers map back onto MET / UNMET the righ
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -13,17 +12,9 @@ from typing import Any
 import pytest
 
 from judgewidgets.testing import OpenAITestServer
+from tests.benchmark_scripts import BENCHMARKS, load_benchmark
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "rubric_criteria.py"
-CASES = [json.loads(line) for line in (SCRIPT.parent / "data" / "rubric_criteria.jsonl").read_text().splitlines()]
-
-
-def load_benchmark() -> Any:
-    spec = importlib.util.spec_from_file_location("rubric_criteria_benchmark", SCRIPT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+CASES = [json.loads(line) for line in (BENCHMARKS / "data" / "rubric_criteria.jsonl").read_text().splitlines()]
 
 
 def judge(contrary: bool):  # type: ignore[no-untyped-def]
@@ -50,7 +41,7 @@ def judge(contrary: bool):  # type: ignore[no-untyped-def]
 def test_every_prompt_maps_the_judges_words_back_onto_the_labels(
     contrary: bool, expected: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    benchmark = load_benchmark()
+    benchmark = load_benchmark("rubric_criteria")
     argv = ["--llmbar-n", "0", "--fresh", "--model", "judge", "--out", str(tmp_path / "rows.csv")]
     with OpenAITestServer(judge(contrary)) as server:
         rows = asyncio.run(benchmark.main([*argv, "--api-base", server.base_url]))
