@@ -14,6 +14,30 @@ from ._request import ChatRequest, Completion
 
 _FLUSH_EVERY_S = 0.5
 _FLUSH_EVERY_ROWS = 256
+_OPEN_TIMEOUT_S = 60.0
+
+
+def _open(path: Path) -> sqlite3.Connection:
+    """Connect in WAL mode with the table made, waiting out other connections that are doing the same.
+
+    Switching a new file to WAL takes an exclusive lock, and SQLite reports that contention as "database is locked"
+    at once instead of waiting its busy timeout; so two caches opening a new file together retry here.
+    """
+    deadline = time.monotonic() + _OPEN_TIMEOUT_S
+    pause = 0.005
+    while True:
+        conn = sqlite3.connect(path, check_same_thread=False, timeout=_OPEN_TIMEOUT_S, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, completion TEXT, created REAL)")
+            return conn
+        except sqlite3.OperationalError as error:
+            conn.close()
+            if "locked" not in str(error) or time.monotonic() >= deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
 
 
 class CallCache:
@@ -46,11 +70,7 @@ class CallCache:
             self._pid = os.getpid()
         if self._conn is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, check_same_thread=False, timeout=60, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, completion TEXT, created REAL)")
-            self._conn = conn
+            self._conn = _open(self.path)
             recover(self.path, self._insert)
         return self._conn
 

@@ -51,10 +51,15 @@ class Journal:
         folder = journal_dir(database)
         folder.mkdir(parents=True, exist_ok=True)
         self.pid = os.getpid()
-        self.path = folder / f"{self.pid}-{secrets.token_hex(6)}{_SUFFIX}"
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o600)
-        if not _try_lock(self._fd):  # pragma: no cover - a fresh, uniquely named file
-            raise OSError(f"cannot lock the call journal {self.path}")
+        name = f"{self.pid}-{secrets.token_hex(6)}"
+        # Made and locked under a name recovery does not read, then renamed: a recovering cache must never see
+        # it unlocked (it would take it for a dead process's journal and delete it).
+        unlocked = folder / f"{name}.new"
+        self._fd = os.open(unlocked, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o600)
+        if not _try_lock(self._fd):  # pragma: no cover - a fresh, uniquely named file nobody else opens
+            raise OSError(f"cannot lock the call journal {unlocked}")
+        self.path = folder / f"{name}{_SUFFIX}"
+        os.rename(unlocked, self.path)
         # Dropped without close(): release it and leave its answers for the next cache to recover.
         self._finalizer = weakref.finalize(self, os.close, self._fd)
 

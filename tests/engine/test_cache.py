@@ -54,6 +54,35 @@ def test_two_caches_share_one_file_from_threads(tmp_path: Path) -> None:
     assert len(CallCache(path)) == 400
 
 
+def test_caches_opening_a_new_file_together_wait_for_each_other(tmp_path: Path) -> None:
+    """Switching a new file to WAL is refused at once ("database is locked") while another connection does it;
+    a cache opening then must wait, not die (a CI run lost a whole writer thread to it),
+    nor see another cache's journal before it is locked and take it for a dead one."""
+    for attempt in range(10):
+        path = tmp_path / f"{attempt}.sqlite"
+        barrier = threading.Barrier(6)
+        errors: list[BaseException] = []
+
+        def open_and_write(
+            k: int, path: Path = path, barrier: threading.Barrier = barrier, errors: list[BaseException] = errors
+        ) -> None:
+            cache = CallCache(path)
+            barrier.wait()
+            try:
+                cache.put(ChatRequest("m", ({"role": "user", "content": str(k)},)), Completion(content="x"))
+                cache.flush()
+            except BaseException as error:
+                errors.append(error)
+
+        threads = [threading.Thread(target=open_and_write, args=(k,)) for k in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        assert len(CallCache(path)) == 6
+
+
 def test_key_is_the_digest_of_the_whole_request_so_old_caches_keep_working() -> None:
     """The key is computed piece by piece with shared parts encoded once; it must stay the digest that earlier
     versions stored answers under, the SHA-256 of the request's sorted JSON."""
