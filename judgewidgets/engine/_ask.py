@@ -11,10 +11,12 @@ the continuation alone).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from .._constants import PREFILLED_MAX_TOKENS
 from .._errors import JudgeCallError
 from ._client import CallSession, CallSettings
 from ._request import ChatRequest, Completion
@@ -23,6 +25,12 @@ from ._usage import Usage
 T = TypeVar("T")
 
 REASK_MESSAGE = "Your answer could not be read ({problem}). Reply again with only the JSON object the schema asks for."
+# For an answer that hit its token limit: naming the reading error instead, a small judge was seen to copy it into
+# its new explanation ("The response could not be read, so no score ...").
+REASK_CUT_MESSAGE = (
+    "Your answer was cut off after {limit} tokens, before it was complete. Reply again with only the JSON object "
+    "the schema asks for, with any explanation in one or two sentences."
+)
 
 
 @dataclass
@@ -80,8 +88,14 @@ async def ask(
     secrets: list[str],
     read: Callable[[str], T],
     reasks: int = 1,
+    resume_cut: bool = False,
 ) -> Answer[T]:
-    """Call the judge and read its answer with `read` (which raises ValueError when it cannot)."""
+    """Call the judge and read its answer with `read` (which raises ValueError when it cannot).
+
+    `resume_cut` (for models that continue an assistant message): an answer cut off inside its leading
+    explanation is re-asked as that answer's first two sentences, closed, for the model to finish with the
+    verdict; otherwise an unreadable answer is re-asked in conversation.
+    """
     answer: Answer[T] = Answer(value=None)
     for attempt in range(reasks + 1):
         prefill = prefill_of(request.messages)
@@ -97,19 +111,52 @@ async def ask(
             answer.value = read(answer.content)
             return answer
         except ValueError as exc:
+            limit = cut_off_at(request, completion)
             problem = str(exc) if answer.content.strip() else "the judge returned an empty answer"
+            if limit is not None:
+                problem = f"the answer was cut off at its limit of {limit} tokens ({problem})"
             if attempt == reasks:
                 answer.error = f"parse: {problem}"
                 return answer
             asked = request.messages[:-1] if prefill else request.messages
+            start = resumed_explanation(answer.content) if resume_cut and limit is not None else None
+            if start is not None:
+                request = request.prefilled(asked, start, RESUMED_MAX_TOKENS)
+                continue
+            reask = (
+                REASK_CUT_MESSAGE.format(limit=limit) if limit is not None else REASK_MESSAGE.format(problem=problem)
+            )
             request = request.with_messages(
-                (
-                    *asked,
-                    {"role": "assistant", "content": answer.content},
-                    {"role": "user", "content": REASK_MESSAGE.format(problem=problem)},
-                )
+                (*asked, {"role": "assistant", "content": answer.content}, {"role": "user", "content": reask})
             )
     return answer  # pragma: no cover
+
+
+_EXPLANATION_START = re.compile(r'\s*\{\s*"explanation"\s*:\s*"')
+_SENTENCE_END = re.compile(r"[.!?](?=\s)")
+# A resumed answer only has the verdict left to write: `, "score": 4}` and the like.
+RESUMED_MAX_TOKENS = 2 * PREFILLED_MAX_TOKENS
+
+
+def resumed_explanation(content: str) -> str | None:
+    """The start of a cut-off JSON answer kept to its explanation's first two sentences, the string closed and the
+    next key opened, for the model to continue with the verdict; None unless it opens with whole sentences of an
+    explanation."""
+    opening = _EXPLANATION_START.match(content)
+    if opening is None:
+        return None
+    text = content[opening.end() :]
+    ends = [m.end() for m in _SENTENCE_END.finditer(text)][:2]
+    if not ends or re.search(r'(?<!\\)"', text[: ends[-1]]):  # no whole sentence, or the string had closed
+        return None
+    return content[: opening.end()] + text[: ends[-1]] + '", "'  # the next key's quote: the object goes on
+
+
+def cut_off_at(request: ChatRequest, completion: Completion) -> int | None:
+    """The request's token limit when the completion used all of it (the answer was cut off there), else None."""
+    limit = request.params.get("max_tokens")
+    used = completion.completion_tokens
+    return int(limit) if isinstance(limit, int) and used is not None and used >= limit else None
 
 
 def prefill_of(messages: tuple[dict[str, str], ...]) -> str:

@@ -16,6 +16,7 @@ from .._constants import (
     DEFAULT_MAX_CONCURRENCY,
     DEFAULT_REASKS,
     DEFAULT_TIMEOUT_S,
+    LOCAL_ANSWER_MAX_TOKENS,
     LOCAL_MAX_CONCURRENCY,
     LOCAL_TIMEOUT_S,
     PREFILLED_MAX_TOKENS,
@@ -177,17 +178,22 @@ class Caller:
 
         `schema` is the answer's JSON schema, asked for where structured output is used. A `prefilled` request
         asks for no schema (constrained decoding would restart the JSON the prefill began) and, unless
-        `max_tokens` is given, for `prefilled_max_tokens`: the few tokens that finish the answer, by default.
+        `max_tokens` is given, for `prefilled_max_tokens`: the few tokens that finish the answer, by default. The
+        embedded judge's other answers to a `schema` are capped at `LOCAL_ANSWER_MAX_TOKENS` (a verdict and a short
+        explanation), so a reply that repeats itself is cut off and re-asked within seconds.
         `probabilities` asks for logprobs (default: `uses_probabilities()`).
         """
         params: dict[str, Any] = {"temperature": self.temperature, **self.litellm_kwargs}
         if prefilled:
             params.setdefault("max_tokens", prefilled_max_tokens)
-        elif schema is not None and self.uses_structured_output():
-            params.setdefault(
-                "response_format",
-                {"type": "json_schema", "json_schema": {"name": schema_name, "schema": schema, "strict": True}},
-            )
+        elif schema is not None:
+            if self.uses_structured_output():
+                params.setdefault(
+                    "response_format",
+                    {"type": "json_schema", "json_schema": {"name": schema_name, "schema": schema, "strict": True}},
+                )
+            if is_local_model(self.model):
+                params.setdefault("max_tokens", LOCAL_ANSWER_MAX_TOKENS)
         if self.uses_probabilities() if probabilities is None else probabilities:
             params.setdefault("logprobs", True)
             params.setdefault("top_logprobs", TOP_LOGPROBS)
@@ -206,7 +212,7 @@ class Caller:
         """Ask once and read the answer with `read` (ValueError when it cannot), re-asking up to `reasks` times;
         a failure is recorded on the Answer, never raised. `sample` tells repeated draws apart in the cache."""
         request = ChatRequest(self.model, messages, params, sample)
-        return await ask(session, request, self.settings, self.secrets, read, self.reasks)
+        return await ask(session, request, self.settings, self.secrets, read, self.reasks, self.uses_prefill())
 
     async def complete(self, session: CallSession, messages: Messages, params: dict[str, Any]) -> Completion:
         """One completion with nothing read from it (generation); raises JudgeCallError after the last retry."""

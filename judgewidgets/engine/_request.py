@@ -76,6 +76,12 @@ class ChatRequest:
     def with_messages(self, messages: tuple[dict[str, str], ...]) -> ChatRequest:
         return ChatRequest(self.model, messages, self.params, self.sample)
 
+    def prefilled(self, messages: tuple[dict[str, str], ...], start: str, max_tokens: int) -> ChatRequest:
+        """`messages` followed by the start of the answer, for the model to continue: no response schema (it
+        would restart the JSON the start began) and at most `max_tokens` more."""
+        params = {k: v for k, v in self.params.items() if k != "response_format"} | {"max_tokens": max_tokens}
+        return ChatRequest(self.model, (*messages, {"role": "assistant", "content": start}), params, self.sample)
+
 
 # What json.dumps(value, sort_keys=True, default=str, ensure_ascii=False) uses, built once (json.dumps builds
 # an encoder per call when given options, which cost more than encoding a short message).

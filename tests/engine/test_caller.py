@@ -8,10 +8,18 @@ from types import SimpleNamespace
 import pytest
 
 import judgewidgets as jw
-from judgewidgets._constants import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S, LOCAL_MAX_CONCURRENCY, LOCAL_TIMEOUT_S
+from judgewidgets._constants import (
+    DEFAULT_MAX_CONCURRENCY,
+    DEFAULT_TIMEOUT_S,
+    LOCAL_ANSWER_MAX_TOKENS,
+    LOCAL_MAX_CONCURRENCY,
+    LOCAL_TIMEOUT_S,
+    PREFILLED_MAX_TOKENS,
+)
 from judgewidgets._run import run_scope
 from judgewidgets.engine import Caller, CallSession
-from judgewidgets.engine._request import token_logprobs
+from judgewidgets.engine._ask import RESUMED_MAX_TOKENS, resumed_explanation
+from judgewidgets.engine._request import Completion, token_logprobs
 from judgewidgets.testing import ScriptedTransport
 
 TOKENS = [
@@ -52,15 +60,71 @@ async def test_ask_reasks_an_unreadable_answer_and_keeps_every_attempts_accounti
     replies = iter(["no idea", '{"score": 4}'])
     transport = ScriptedTransport(lambda request, attempt: next(replies))
     caller = Caller("openai/x", transport=transport, cache=False)
-
-    def read(text: str) -> int:
-        return int(json.loads(text)["score"])
-
-    answer = await caller.ask(CallSession(), ({"role": "user", "content": "rate"},), {}, read)
+    answer = await caller.ask(CallSession(), ({"role": "user", "content": "rate"},), {}, read_score)
     assert answer.value == 4 and answer.error is None
     assert answer.prompt_tokens == 20 and answer.completion_tokens == 6 and answer.cost_usd == pytest.approx(0.002)
     second = transport.requests[1].messages
     assert second[-2] == {"role": "assistant", "content": "no idea"} and "could not be read" in second[-1]["content"]
+
+
+def read_score(text: str) -> int:
+    return int(json.loads(text)["score"])
+
+
+SCHEMA = {"type": "object", "properties": {"explanation": {"type": "string"}, "score": {"type": "integer"}}}
+RUNAWAY = '{"explanation":"It is safe. It tells the user what to do. It is safe. It tells the user what to do. It'
+
+
+def test_the_embedded_judges_answers_to_a_schema_are_capped_and_nothing_else_is() -> None:
+    local, hosted = Caller("local"), Caller("openai/x")
+    assert local.request_params(SCHEMA)["max_tokens"] == LOCAL_ANSWER_MAX_TOKENS
+    assert local.request_params(SCHEMA, prefilled=True)["max_tokens"] == PREFILLED_MAX_TOKENS
+    assert "max_tokens" not in local.request_params()  # generation: plain text, as long as it needs
+    assert "max_tokens" not in hosted.request_params(SCHEMA)  # hosted reasoning models count their thinking in it
+    assert Caller("local", max_tokens=50).request_params(SCHEMA)["max_tokens"] == 50
+
+
+async def test_an_answer_cut_off_in_its_explanation_is_resumed_from_its_first_two_sentences() -> None:
+    """A small judge can fall into repeating its explanation until the token limit; re-asked in conversation it
+    copied the error message into its new explanation. Its first sentences are kept and it finishes the verdict."""
+    replies = iter([Completion(RUNAWAY, completion_tokens=LOCAL_ANSWER_MAX_TOKENS), 'score": 2}'])
+    transport = ScriptedTransport(lambda request, attempt: next(replies))
+    caller = Caller("local", transport=transport, cache=False)
+    asked = ({"role": "user", "content": "rate"},)
+    answer = await caller.ask(CallSession(), asked, caller.request_params(SCHEMA), read_score)
+    start = '{"explanation":"It is safe. It tells the user what to do.", "'
+    assert answer.value == 2 and answer.error is None and answer.attempts == 2
+    assert answer.content == start + 'score": 2}'  # the prefill and its continuation, read as one answer
+    resumed = transport.requests[1]
+    assert resumed.messages == (*asked, {"role": "assistant", "content": start})
+    assert "response_format" not in resumed.params and resumed.params["max_tokens"] == RESUMED_MAX_TOKENS
+
+
+async def test_a_cut_off_answer_that_cannot_be_resumed_is_reasked_saying_it_was_cut_off() -> None:
+    transport = ScriptedTransport(lambda request, attempt: "rate it four because", completion_tokens=5)
+    caller = Caller("openai/x", transport=transport, cache=False, max_tokens=5)
+    answer = await caller.ask(
+        CallSession(), ({"role": "user", "content": "rate"},), caller.request_params(), read_score
+    )
+    reask = transport.requests[1].messages[-1]["content"]
+    assert "cut off after 5 tokens" in reask and "could not be read" not in reask
+    assert answer.value is None and answer.error is not None
+    assert answer.error.startswith("parse: the answer was cut off at its limit of 5 tokens")
+
+
+@pytest.mark.parametrize(
+    ("content", "start"),
+    [
+        (RUNAWAY, '{"explanation":"It is safe. It tells the user what to do.", "'),
+        ('{\n  "explanation": "Only one sentence. And then', '{\n  "explanation": "Only one sentence.", "'),
+        ('{"explanation": "no whole sentence yet', None),
+        ('{"explanation": "Closed.", "score": 3} and more. Text.', None),  # the explanation had ended
+        ('{"score": 3, "explanation": "Later. Key.', None),  # the verdict came first: nothing to resume
+        ('{"explanation": "He said \\"no\\". Then left. And', '{"explanation": "He said \\"no\\". Then left.", "'),
+    ],
+)
+def test_resumed_explanation_keeps_whole_sentences_of_an_open_explanation(content: str, start: str | None) -> None:
+    assert resumed_explanation(content) == start
 
 
 def test_one_logprob_reader_reads_json_and_litellm_objects_alike() -> None:
