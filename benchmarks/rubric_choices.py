@@ -20,19 +20,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import pandas as pd
+from _labelled import add_judge_options, judge_factory, load_cases, write_rows
 
 import judgewidgets as jw
 
@@ -41,16 +40,9 @@ CASES = Path(__file__).with_name("data") / "rubric_choices.jsonl"
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default="local", help="the judge's model (default: the embedded judge)")
     parser.add_argument("--seeds", default="0,1", help="option-shuffle seeds, comma-separated (default 0,1)")
-    parser.add_argument("--fresh", action="store_true", help="a new, empty call cache")
-    parser.add_argument("--api-base", default=None, help="grade with --model on this OpenAI-compatible server")
-    parser.add_argument("--out", default=None, help="write every graded case to this CSV")
+    add_judge_options(parser)
     return parser.parse_args(argv)
-
-
-def load_cases() -> list[dict[str, Any]]:
-    return [json.loads(line) for line in CASES.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def criterion(case: dict[str, Any]) -> jw.Criterion:
@@ -131,11 +123,8 @@ def summarise(cases: list[dict[str, Any]], runs: dict[int, list[dict[str, Any]]]
 async def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     args = parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
-    cases = load_cases()
-    cache: bool | str = str(Path(tempfile.mkdtemp()) / "calls.sqlite") if args.fresh else True
-    server = {"api_base": args.api_base, "api_key": "sk-benchmark"} if args.api_base else {}
-    model = f"openai/{args.model}" if args.api_base else args.model
-    judge = jw.LLMJudge(model, cache=cache, **server)
+    cases = load_cases(CASES)
+    judge = judge_factory(args)()
     print(f"{len(cases)} multi-choice cases, judge {args.model!r}, option shuffle seeds {seeds}")
     runs = {}
     for seed in seeds:
@@ -147,8 +136,7 @@ async def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         for seed, results in runs.items()
         for case, result in zip(cases, results)
     ]
-    if args.out:
-        pd.DataFrame(rows).to_csv(args.out, index=False)
+    write_rows(rows, args.out)
     return rows
 
 

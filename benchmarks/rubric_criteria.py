@@ -24,19 +24,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import pandas as pd
+from _labelled import add_judge_options, judge_factory, load_cases, write_rows
 
 import judgewidgets as jw
 from judgewidgets.rubrics._prompts import BINARY_PROMPTS
@@ -48,18 +47,11 @@ LLMBAR_REQUIREMENT = "The response follows the instruction and answers it correc
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--prompts", default=",".join(BINARY_PROMPTS), help="comma-separated binary prompts")
-    parser.add_argument("--model", default="local", help="the judge's model (default: the embedded judge)")
     parser.add_argument("--llmbar-n", type=int, default=40, help="LLMBar Natural pairs (0 to skip; default 40)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the LLMBar sample")
-    parser.add_argument("--fresh", action="store_true", help="a new, empty call cache")
-    parser.add_argument("--api-base", default=None, help="grade with --model on this OpenAI-compatible server")
     parser.add_argument("--explanations", action="store_true", help="the judge explains each verdict")
-    parser.add_argument("--out", default=None, help="write every case's verdict and P(MET) to this CSV")
+    add_judge_options(parser)
     return parser.parse_args(argv)
-
-
-def load_cases() -> list[dict[str, Any]]:
-    return [json.loads(line) for line in CASES.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def llmbar_cases(n: int, seed: int) -> list[dict[str, Any]]:
@@ -133,8 +125,8 @@ def summarise(prompt: str, cases: list[dict[str, Any]], results: list[tuple[str 
 async def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     args = parse_args(argv)
     prompts = [p.strip() for p in args.prompts.split(",") if p.strip()]
-    cases = load_cases() + llmbar_cases(args.llmbar_n, args.seed)
-    cache: bool | str = str(Path(tempfile.mkdtemp()) / "calls.sqlite") if args.fresh else True
+    cases = load_cases(CASES) + llmbar_cases(args.llmbar_n, args.seed)
+    judge_for = judge_factory(args)
     print(
         f"{len(cases)} cases ({len(cases) - 2 * max(args.llmbar_n, 0)} hand-labelled, "
         f"{max(args.llmbar_n, 0)} LLMBar Natural pairs), judge {args.model!r}"
@@ -142,18 +134,14 @@ async def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     print("coin / always MET: 50.0 % on the hand-labelled set; AUC 0.5; LLMBar pairs 50 %")
     rows = []
     for prompt in prompts:
-        server = {"api_base": args.api_base, "api_key": "sk-benchmark"} if args.api_base else {}
-        model = f"openai/{args.model}" if args.api_base else args.model
-        judge = jw.LLMJudge(model, cache=cache, explanations=args.explanations, **server)
-        grader = jw.CriterionGrader([judge], binary_prompt=prompt, seed=0)
+        grader = jw.CriterionGrader([judge_for(explanations=args.explanations)], binary_prompt=prompt, seed=0)
         results = [await grade(grader, case) for case in cases]
         summarise(prompt + (" +expl" if args.explanations and prompt == "statement" else ""), cases, results)
         rows += [
             {**case, "prompt": prompt, "verdict": v, "p_met": p, "seconds": s}
             for case, (v, p, s) in zip(cases, results)
         ]
-    if args.out:
-        pd.DataFrame(rows).to_csv(args.out, index=False)
+    write_rows(rows, args.out)
     return rows
 
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from judgewidgets.testing import OpenAITestServer
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
@@ -16,3 +20,10 @@ def load_benchmark(name: str) -> Any:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def run_on_server(name: str, argv: list[str], reply: Callable[[dict[str, Any]], str]) -> list[dict[str, Any]]:
+    """The rows of benchmarks/<name>.py's async `main` run with `argv`, its judge served by the loopback server
+    answering every request body with `reply`."""
+    with OpenAITestServer(reply) as server:
+        return asyncio.run(load_benchmark(name).main([*argv, "--api-base", server.base_url]))

@@ -3,7 +3,6 @@ every binary prompt (so each prompt's answers map back onto MET / UNMET the righ
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from pathlib import Path
@@ -11,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from judgewidgets.testing import OpenAITestServer
-from tests.benchmark_scripts import BENCHMARKS, load_benchmark
+from tests.benchmark_scripts import BENCHMARKS, run_on_server
 
 CASES = [json.loads(line) for line in (BENCHMARKS / "data" / "rubric_criteria.jsonl").read_text().splitlines()]
 
@@ -41,10 +39,8 @@ def judge(contrary: bool):  # type: ignore[no-untyped-def]
 def test_every_prompt_maps_the_judges_words_back_onto_the_labels(
     contrary: bool, expected: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    benchmark = load_benchmark("rubric_criteria")
     argv = ["--llmbar-n", "0", "--fresh", "--model", "judge", "--out", str(tmp_path / "rows.csv")]
-    with OpenAITestServer(judge(contrary)) as server:
-        rows = asyncio.run(benchmark.main([*argv, "--api-base", server.base_url]))
+    rows = run_on_server("rubric_criteria", argv, judge(contrary))
     out = capsys.readouterr().out
     assert [line.split()[0] for line in out.splitlines() if expected in line] == ["statement", "met_unmet"]
     assert len(rows) == 100 and (tmp_path / "rows.csv").exists()

@@ -3,7 +3,6 @@ under every shuffle (so the displayed numbers map back onto the options the righ
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from pathlib import Path
@@ -11,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from judgewidgets.testing import OpenAITestServer
-from tests.benchmark_scripts import BENCHMARKS, load_benchmark
+from tests.benchmark_scripts import BENCHMARKS, run_on_server
 
 CASES = [json.loads(line) for line in (BENCHMARKS / "data" / "rubric_choices.jsonl").read_text().splitlines()]
 
@@ -41,10 +39,8 @@ def judge(contrary: bool):  # type: ignore[no-untyped-def]
 def test_the_displayed_option_numbers_map_back_onto_the_options(
     contrary: bool, expected: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    benchmark = load_benchmark("rubric_choices")
     argv = ["--fresh", "--model", "judge", "--seeds", "0,1", "--out", str(tmp_path / "rows.csv")]
-    with OpenAITestServer(judge(contrary)) as server:
-        rows = asyncio.run(benchmark.main([*argv, "--api-base", server.base_url]))
+    rows = run_on_server("rubric_choices", argv, judge(contrary))
     out = capsys.readouterr().out
     assert sum(line.startswith("seed") and expected in line for line in out.splitlines()) == 2  # both shuffles
     assert "same option picked under every shuffle: 36/36" in out
