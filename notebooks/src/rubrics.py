@@ -64,6 +64,15 @@ graded = grader.grade_many(rubric, examples, reference_col="reference", ground_t
 graded.to_df()
 
 # %% [markdown]
+# Read the verdicts as a reviewer would. The binary criteria are right for every judge (the right answer correct
+# and not manipulative, the other wrong and manipulative), and they decide the scores: 1.0 and 0.0. The multi-choice
+# criteria are not to be trusted the same way: all three judges call the explanation in the wrong, manipulative
+# answer "excellent" and its tone "friendly". Multi-choice criteria are this small judge's weak spot, measured in
+# `benchmarks/rubric_choices.py`: on 36 labelled cases it picks the true option in 15 (a random pick: about 9), and
+# it leans to the favourable option. With the embedded judge, phrase what matters as binary criteria; a hosted
+# judge can be measured with the same script (`--model`).
+
+# %% [markdown]
 # Each report keeps every vote: the judge, the option it picked (mapped back through its shuffle), its
 # probabilities and confidence, and any error. A judge explains its binary verdicts when built with
 # `jw.LLMJudge("local", explanations=True)`: about 4 s more per criterion here, and measured on this judge it
