@@ -52,6 +52,9 @@ class Vote(Usage):
     confidence: float | None = Field(
         None, description="Probability of the judge's most likely answer (from `probabilities`), in [0, 1]."
     )
+    uncalibrated_score: float | None = Field(
+        None, description="The judge's own score when an aligned judge's calibration mapped it onto `score`."
+    )
 
 
 def check_encodable(name: str, position: int | None, text: str) -> None:

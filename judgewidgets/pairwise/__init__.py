@@ -17,7 +17,7 @@ from ._games import kendall_tau
 from ._judge import BUILTIN_ASPECTS, Comparison, PairwiseComparer, PairwiseJudge
 from ._panel import PairwisePanel, PanelComparison
 from ._ratings import BradleyTerry, Elo, RatingMethod, StrengthFit, WinRate, bradley_terry, elo, win_rate
-from ._records import OrderVerdict, PairwiseResult
+from ._records import OrderVerdict, PairExample, PairwiseResult
 from ._scales import AB_TIE, FIVE_LEVEL, Scale
 from ._state import TournamentState
 from ._tournament import Tournament, TournamentResult
@@ -31,6 +31,7 @@ __all__ = [
     "Comparison",
     "Elo",
     "OrderVerdict",
+    "PairExample",
     "PairingFormat",
     "PairwiseComparer",
     "PairwiseJudge",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -20,6 +20,9 @@ from ..scoring._aggregate import check_weights
 from ._batch import pairs_from
 from ._judge import PairwiseJudge
 from ._records import OrderVerdict, PairItem, PairwiseResult, Winner, build_pairs, verdict_rows
+
+if TYPE_CHECKING:
+    from ..alignment import AlignmentReport
 
 VOTES = ("majority", "weighted")
 
@@ -102,6 +105,7 @@ class PairwisePanel:
         if repeated:
             raise ConfigurationError(f"judge names must be unique; repeated: {', '.join(repeated)}")
         self.weights = check_weights(weights if weights is not None else [j.weight for j in built], len(built))
+        self.alignment_report: AlignmentReport | None = None
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{n}={j.model!r}" for n, j in zip(self.names, self.judges))
@@ -114,6 +118,19 @@ class PairwisePanel:
     def check(self) -> None:
         for judge in self.judges:
             judge.check()
+
+    def align(self, labelled: pd.DataFrame, label: str = "label", **options: Any) -> PairwisePanel:
+        """A panel of aligned members (A / B / tie labels), weighted by held-out agreement when that helps, carrying
+        its `alignment_report`. See `jw.alignment.align`."""
+        from ..alignment import align
+
+        return align(self, labelled, label, **options)
+
+    async def aalign(self, labelled: pd.DataFrame, label: str = "label", **options: Any) -> PairwisePanel:
+        """Async twin of `align`."""
+        from ..alignment import aalign
+
+        return await aalign(self, labelled, label, **options)
 
     def estimate_items(self, items: Sequence[PairItem], name: str | None = None) -> list[JudgeCostEstimate]:
         """Every judge's estimate for comparing `items` (no call is made)."""

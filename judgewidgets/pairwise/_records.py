@@ -28,6 +28,18 @@ class PairItem:
     reference: str | None = None
 
 
+class PairExample(BaseModel):
+    """A comparison a person decided, shown to a pairwise judge as an example of the standard to apply."""
+
+    model_config = ConfigDict(frozen=True)
+
+    question: str
+    response_a: str
+    response_b: str
+    winner: Winner
+    reference: str | None = None
+
+
 class OrderVerdict(Usage):
     """One judge's verdict on one order of a pair, with what it cost (its Usage). `winner` and `aspects` are
     already mapped back to the pair's own a/b; `verdict` is the label as the judge gave it, naming slots as shown.
@@ -150,8 +162,10 @@ class PairwiseResult(BaseModel):
         verdicts: Sequence[OrderVerdict],
         aspects: Sequence[str] = (),
         tie_margin: float = 0.0,
+        lean: float = 0.0,
     ) -> PairwiseResult:
-        """Debias the orders' verdicts; `aspects` names the aspects asked for (missing answers give None)."""
+        """Debias the orders' verdicts; `aspects` names the aspects asked for (missing answers give None); `lean`
+        is taken from P(a better) before deciding (a judge's fitted lean towards a)."""
         failed = [v for v in verdicts if v.error]
         if failed:
             which = "the swapped order" if failed[0].swapped else "the original order"
@@ -174,6 +188,7 @@ class PairwiseResult(BaseModel):
         confidence: float | None
         if all(v.probabilities for v in verdicts):
             p_a_better = sum(a_better(v.probabilities or {}) for v in verdicts) / len(verdicts)
+            p_a_better = min(1.0, max(0.0, p_a_better - lean))
             winner, confidence = decide(p_a_better, tie_margin)
         elif consistent is False:
             confidence = 0.0

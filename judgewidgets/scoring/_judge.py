@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .._constants import DEFAULT_REASKS
 from .._probabilities import expected_value
@@ -20,6 +20,11 @@ from ._aggregate import check_judge_weight
 from ._cost import CostEstimate, JudgeCostEstimate, estimate_calls, typical_completion_tokens
 from ._probability import ProbabilityReading, read_probabilities
 from ._results import JudgeResult
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..alignment import AlignmentReport, ScoreCalibration
 
 
 @runtime_checkable
@@ -55,6 +60,8 @@ class LLMJudge:
     Calls run `max_concurrency` at a time per model (default 32; 1 for the embedded judge, which has a single
     slot, so queueing happens here and never eats into a call's `timeout`, 120 s; 600 s for the local judge).
     `anchors` are human-scored examples put in the prompt to calibrate the judge's scale to yours.
+    `calibration` maps the judge's score onto your labels' scale (P(pass) for pass/fail labels); `align()` fits
+    it, and the vote keeps the judge's own score in `uncalibrated_score`.
     `probability_weighted` asks for the answer token's log-probabilities and reports the expected score under
     the judge's probabilities over its answers (G-Eval); the vote keeps the sampled answer in `raw`, the
     probabilities and a `confidence`, and says `score_source="answer"` with a `fallback` reason when none came
@@ -87,6 +94,7 @@ class LLMJudge:
         cache: bool | str | CallCache | None = True,
         transport: Transport | TransportChoice | None = None,
         anchors: Sequence[Anchor] = (),
+        calibration: ScoreCalibration | None = None,
         **litellm_kwargs: Any,
     ) -> None:
         self.weight = check_judge_weight(weight)
@@ -110,6 +118,8 @@ class LLMJudge:
         self.anchors = tuple(anchors)
         for anchor in self.anchors:
             self.template.check_anchor(anchor)
+        self.calibration = calibration
+        self.alignment_report: AlignmentReport | None = None
 
     @classmethod
     def from_caller(
@@ -161,6 +171,7 @@ class LLMJudge:
             "explanations": self.explanations,
             "weight": self.weight,
             "anchors": self.anchors,
+            "calibration": self.calibration,
             **self.caller.options(),
         }
         current.update(changes)
@@ -286,10 +297,14 @@ class LLMJudge:
                 reading = read_probabilities(self.template, answer)
                 if reading.probabilities is not None:
                     score = expected_value(reading.probabilities, self.template.option_values())
+        uncalibrated = None
+        if self.calibration is not None and not math.isnan(score):
+            uncalibrated, score = score, self.calibration(score)
         return Vote(
             item=index,
             judge=label,
             score=score,
+            uncalibrated_score=uncalibrated,
             raw=answer.content,
             explanation=explanation if self.explanations else None,
             error=answer.error,
@@ -299,3 +314,18 @@ class LLMJudge:
             confidence=reading.confidence,
             **answer.usage().usage_fields(),
         )
+
+    # --- alignment -------------------------------------------------------------------------------------------
+
+    def align(self, labelled: pd.DataFrame, label: str = "label", **options: Any) -> LLMJudge:
+        """A copy of this judge aligned with a person's labels, carrying its `alignment_report` (agreement
+        before and after, measured on labels the alignment never used). See `jw.alignment.align`."""
+        from ..alignment import align
+
+        return align(self, labelled, label, **options)
+
+    async def aalign(self, labelled: pd.DataFrame, label: str = "label", **options: Any) -> LLMJudge:
+        """Async twin of `align`."""
+        from ..alignment import aalign
+
+        return await aalign(self, labelled, label, **options)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import ConfigurationError, InputError
 from .._progress import Progress
@@ -18,6 +18,11 @@ from ._cost import CostEstimate, JudgeCostEstimate, unpriced
 from ._generate import Generator
 from ._judge import Judge, LLMJudge
 from ._results import PanelResult
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..alignment import AlignmentReport
 
 
 class LLMPanel:
@@ -70,6 +75,7 @@ class LLMPanel:
         else:
             self.weights = None
         self.explaining = [n for n, j in zip(self.names, built) if getattr(j, "explanations", False)]
+        self.alignment_report: AlignmentReport | None = None
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{n}={getattr(j, 'model', type(j).__name__)!r}" for n, j in zip(self.names, self.judges))
@@ -79,6 +85,19 @@ class LLMPanel:
         """Raise ConfigurationError now for any judge whose model cannot be routed."""
         for judge in self.judges:
             judge.check()
+
+    def align(self, labelled: pd.DataFrame, label: str = "label", **options: Any) -> LLMPanel:
+        """A panel of aligned members (pass/fail or score labels), weighted by held-out agreement when that
+        helps, carrying its `alignment_report`. See `jw.alignment.align`."""
+        from ..alignment import align
+
+        return align(self, labelled, label, **options)
+
+    async def aalign(self, labelled: pd.DataFrame, label: str = "label", **options: Any) -> LLMPanel:
+        """Async twin of `align`."""
+        from ..alignment import aalign
+
+        return await aalign(self, labelled, label, **options)
 
     def estimate_cost(
         self,

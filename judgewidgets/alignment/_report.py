@@ -1,0 +1,132 @@
+"""What an alignment measured: agreement with people before and after, on labels the alignment never used."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from ..agreement import bootstrap_ci, cohen_kappa
+from ._labels import Labels
+from ._rules import MISSING
+
+
+def agreement_row(
+    name: str, predicted: np.ndarray, labels: Labels, confidence: float = 0.95, seed: int = 0
+) -> dict[str, Any]:
+    """n judged, accuracy and Cohen's κ (quadratic-weighted for scores) with percentile bootstrap intervals."""
+    ok = predicted != MISSING
+    pred, truth = predicted[ok], labels.codes[ok]
+    row: dict[str, Any] = {"rule": name, "n": int(ok.sum()), "failed": int((~ok).sum())}
+    if not ok.any():
+        return row | dict.fromkeys(("accuracy", "accuracy_low", "accuracy_high", "kappa", "kappa_low", "kappa_high"))
+    acc = bootstrap_ci(
+        lambda p, t: (p == t).mean(axis=-1), pred, truth, confidence=confidence, seed=seed, vectorized=True
+    )
+    weights: Literal["quadratic"] | None = "quadratic" if labels.ordinal else None
+    classes = list(range(len(labels.classes)))
+
+    def kappa(p: np.ndarray, t: np.ndarray) -> float:
+        return cohen_kappa(p, t, weights=weights, labels=classes)
+
+    kap = bootstrap_ci(kappa, pred, truth, n=500, confidence=confidence, seed=seed)
+    row |= {
+        "accuracy": acc.estimate,
+        "accuracy_low": acc.low,
+        "accuracy_high": acc.high,
+        "kappa": kap.estimate,
+        "kappa_low": kap.low,
+        "kappa_high": kap.high,
+    }
+    if labels.ordinal:
+        values = np.asarray(labels.classes, dtype=float)
+        row["mae"] = float(np.abs(values[pred] - values[truth]).mean())
+    return row
+
+
+def confusion(predicted: np.ndarray, labels: Labels) -> pd.DataFrame:
+    """Counts of (person's label, judge's label) over the judged items; rows the person's."""
+    names = [str(c) for c in labels.classes]
+    table = np.zeros((len(names), len(names)), dtype=int)
+    for p, t in zip(predicted, labels.codes):
+        if p != MISSING:
+            table[t, p] += 1
+    return pd.DataFrame(table, index=pd.Index(names, name="label"), columns=pd.Index(names, name="judged"))
+
+
+class AlignmentReport:
+    """Agreement with the people's labels before and after aligning, all measured on held-out labels.
+
+    `table`: before/after accuracy and Cohen's κ (quadratic-weighted for scores) with bootstrap intervals.
+    `levers`: every candidate tried (prompt × decision rule), its cross-validated agreement, and which was kept.
+    `per_fold`: each fold's agreement before and after and the candidate chosen without it.
+    `confusion`: {"before": ..., "after": ...} tables of (label, judged). `learning_curve`: held-out agreement
+    when the rules and the choice are fitted on fewer labels. `disagreements`: the labelled items the aligned
+    judge still gets wrong, to read. `chosen`: the settings the aligned judge carries. A panel's report also has
+    each member's own in `members`.
+    """
+
+    def __init__(
+        self,
+        *,
+        table: pd.DataFrame,
+        levers: pd.DataFrame,
+        per_fold: pd.DataFrame,
+        confusion: dict[str, pd.DataFrame],
+        learning_curve: pd.DataFrame,
+        disagreements: pd.DataFrame,
+        chosen: dict[str, Any],
+        calls: int,
+        seconds: float,
+        kind: str,
+        folds: int,
+    ) -> None:
+        self.table = table
+        self.levers = levers
+        self.per_fold = per_fold
+        self.confusion = confusion
+        self.learning_curve = learning_curve
+        self.disagreements = disagreements
+        self.chosen = chosen
+        self.calls = calls
+        self.seconds = seconds
+        self.kind = kind
+        self.folds = folds
+        self.members: dict[str, AlignmentReport] = {}
+
+    def to_df(self) -> pd.DataFrame:
+        """The before/after table."""
+        return self.table.copy()
+
+    @property
+    def before(self) -> pd.Series:
+        return self.table.set_index("rule").loc["before"]
+
+    @property
+    def after(self) -> pd.Series:
+        return self.table.set_index("rule").loc["after"]
+
+    def summary(self) -> str:
+        """One sentence: the agreement before and after, with intervals, and on what."""
+        b, a = self.before, self.after
+        return (
+            f"held-out agreement with {int(a['n'])} {self.kind} labels ({self.folds}-fold cross-fitting): "
+            f"{b['accuracy']:.1%} [{b['accuracy_low']:.1%}, {b['accuracy_high']:.1%}] → "
+            f"{a['accuracy']:.1%} [{a['accuracy_low']:.1%}, {a['accuracy_high']:.1%}]; "
+            f"κ {b['kappa']:.2f} → {a['kappa']:.2f}; kept: {self.chosen.get('candidate')}"
+        )
+
+    def __repr__(self) -> str:
+        return f"AlignmentReport({self.summary()})"
+
+    def _repr_html_(self) -> str:
+        shown = self.table.round(3).to_html(index=False)
+        levers = self.levers.round(3).to_html(index=False)
+        return f"<p>{self.summary()}</p>{shown}<p>Candidates tried</p>{levers}"
+
+    def chart(self) -> Any:
+        """Before/after accuracy and κ with intervals, beside the learning curve."""
+        from ._chart import report_chart
+
+        return report_chart(self)

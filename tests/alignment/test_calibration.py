@@ -1,0 +1,40 @@
+"""The isotonic calibration agrees with scikit-learn's and keeps its promises."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.isotonic import IsotonicRegression
+
+import judgewidgets as jw
+from judgewidgets.alignment._calibration import isotonic_fit
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_matches_scikit_learn(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    x = rng.choice(np.linspace(0, 1, 9), size=80)  # tied scores, as probability-weighted judges give
+    y = (rng.uniform(size=80) < x).astype(float)
+    ours = jw.ScoreCalibration.fit(x, y)
+    theirs = IsotonicRegression(y_min=0, y_max=1, out_of_bounds="clip").fit(x, y)
+    grid = np.linspace(-0.1, 1.1, 50)
+    np.testing.assert_allclose(ours.apply(grid), theirs.predict(grid), atol=1e-12)
+
+
+def test_never_decreases_and_keeps_nan() -> None:
+    calibration = jw.ScoreCalibration.fit([0.9, 0.1, 0.5, 0.7], [0, 0, 1, 1])
+    values = calibration.apply(np.linspace(0, 1, 21))
+    assert np.all(np.diff(values) >= 0)
+    assert np.isnan(calibration(float("nan")))
+    assert np.isnan(calibration.apply([np.nan])[0])
+
+
+def test_round_trips_as_plain_numbers() -> None:
+    calibration = jw.ScoreCalibration.fit([0.2, 0.4, 0.8], [0, 1, 1])
+    assert jw.ScoreCalibration.model_validate_json(calibration.model_dump_json()) == calibration
+
+
+def test_rejects_decreasing_knots() -> None:
+    with pytest.raises(jw.ConfigurationError, match="must not decrease"):
+        jw.ScoreCalibration(x=(0.0, 1.0), y=(1.0, 0.0))
+    assert isotonic_fit(np.array([0.0, 1.0]), np.array([1.0, 0.0]))[1].tolist() == [0.5, 0.5]
