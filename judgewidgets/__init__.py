@@ -18,6 +18,7 @@ from . import (
     cascade,
     datasets,
     distributed,
+    labels,
     meta_eval,
     pairwise,
     pipeline,
@@ -42,6 +43,7 @@ from ._version import __version__
 from .aspects import Aspect, AspectEvaluator, AspectResult
 from .cascade import Calibration, Cascade, CascadeResult
 from .engine import CallCache, Caller, CallFailure, RetryPolicy
+from .labels import LabelStore
 from .meta_eval import MetaEvaluation, ameta_evaluate, meta_evaluate
 from .pairwise import (
     PairwiseJudge,
@@ -77,6 +79,7 @@ from .templates import Anchor, Template
 _NOTEBOOK_NAMES = (
     "CascadeTargetPicker",
     "DisagreementExplorer",
+    "LabelQueue",
     "LiveConvergence",
     "PanelBuilder",
     "ReviewQueue",
@@ -133,6 +136,8 @@ __all__ = [
     "JudgeWidgetsError",
     "LLMJudge",
     "LLMPanel",
+    "LabelQueue",
+    "LabelStore",
     "LeveledReport",
     "LeveledResult",
     "LeveledRubric",
@@ -171,6 +176,7 @@ __all__ = [
     "datasets",
     "distributed",
     "elo",
+    "labels",
     "load_example",
     "load_ipython_extension",
     "meta_eval",

@@ -1,12 +1,15 @@
-"""The notebook layer: `%%judge` magics, the panel builder, live convergence, explorers and the review queue.
+"""The notebook layer: `%%judge` magics, the panel builder, live convergence, explorers, the review queue and
+the labelling queue.
 
 Every widget is a thin view over a plain model object (`PanelBuilderModel`, `DisagreementModel`,
-`ReviewQueueModel`, `TargetPickerModel`) that is tested without a browser.
+`ReviewQueueModel`, `TargetPickerModel`, `LabelQueueModel`) that is tested without a browser.
 """
 
+from ..labels import LabelQueueModel
 from ._builder import PanelBuilder, PanelBuilderModel
 from ._cascade import CascadeTargetPicker
 from ._explorer import DisagreementExplorer, DisagreementModel
+from ._label_queue import LabelQueue
 from ._live import LiveConvergence
 from ._magics import JudgeMagics, load_ipython_extension, use_offline_charts
 from ._views import ReviewQueue, ReviewQueueModel, TournamentView
@@ -16,6 +19,8 @@ __all__ = [
     "DisagreementExplorer",
     "DisagreementModel",
     "JudgeMagics",
+    "LabelQueue",
+    "LabelQueueModel",
     "LiveConvergence",
     "PanelBuilder",
     "PanelBuilderModel",

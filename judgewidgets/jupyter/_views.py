@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import html
+import os
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
@@ -10,6 +12,8 @@ import pandas as pd
 
 from .._errors import InputError
 from .._review import ReviewPolicy
+from ..labels import LabelStore, LabelsView, content_key
+from ..labels._store import open_store
 from ._chart_widget import chart_widget
 from ._explorer import _score
 
@@ -40,9 +44,19 @@ class ReviewQueueModel:
     items where that matches the human's pass/fail label, with Cohen's κ. `result` is a panel, rubric or
     pairwise result (flagged by `policy`), or the DataFrame of an `EvaluationPipeline` run, which carries its
     own flags (`needs_human_review`, `review_reasons`) and whose stages are the judges.
+
+    The labels are kept in a LabelStore: `store` is a path (every label written as it is given, so a rebuilt
+    queue on the same file finds them; `jw.LabelQueue` pass/fail labels on the same items share it), a
+    LabelStore, or None (in memory). Items are keyed by their texts. `labels` reads as a dict item → label.
     """
 
-    def __init__(self, result: Any, policy: ReviewPolicy | None = None, pass_threshold: float = 0.5) -> None:
+    def __init__(
+        self,
+        result: Any,
+        policy: ReviewPolicy | None = None,
+        pass_threshold: float = 0.5,
+        store: str | os.PathLike[str] | LabelStore | None = None,
+    ) -> None:
         self.result = result
         if _is_pipeline_frame(result):
             if policy is not None:
@@ -54,9 +68,25 @@ class ReviewQueueModel:
             self.flags = result.review(policy or ReviewPolicy())
         self.queue = self.flags.index[self.flags["needs_review"]].tolist()
         self.position = 0
-        self.labels: dict[int, str] = {}
+        self.store = open_store(store, "pass_fail")
+        self.keys = self._item_keys()
+        self.labels = LabelsView(self.store, self.keys)
         self.pass_threshold = pass_threshold
         self.judge_scores = self._judge_scores()
+
+    def _item_keys(self) -> dict[Hashable, str]:
+        """A stable key per item, from its texts (as `jw.LabelQueue` keys the same items), else its position."""
+        items = getattr(self.result, "items", None)
+        if isinstance(items, list) and len(items) == len(self.flags) and all(hasattr(i, "prompt") for i in items):
+            return {
+                index: content_key(prompt=i.prompt, response=i.response, reference=i.reference)
+                for index, i in zip(self.flags.index, items)
+            }
+        texts = [c for c in ("prompt", "submission", "response", "reference") if c in self.flags.columns]
+        if not texts:
+            return {index: str(index) for index in self.flags.index}
+        rows = self.flags[texts].to_numpy(dtype=object)
+        return {index: content_key(**dict(zip(texts, row))) for index, row in zip(self.flags.index, rows)}
 
     def _judge_scores(self) -> pd.DataFrame:
         if self.stages:
@@ -74,9 +104,10 @@ class ReviewQueueModel:
             self.position = (self.position + step) % len(self.queue)
 
     def label(self, item: int, value: str) -> None:
+        """Label `item` pass or fail: written to the store at once (InputError, a ValueError, for other values)."""
         if value not in ("pass", "fail"):
-            raise ValueError(f"label must be 'pass' or 'fail', got {value!r}")
-        self.labels[item] = value
+            raise InputError(f"label must be 'pass' or 'fail', got {value!r}")
+        self.store.add(self.keys[item], value, kind="pass_fail")
 
     def views(self, item: int) -> pd.DataFrame:
         """Each judge's score (and explanation where available) on one item."""
@@ -100,8 +131,9 @@ class ReviewQueueModel:
         """Per judge: labelled items, agreement with the human labels and Cohen's κ."""
         from ..agreement import cohen_kappa
 
-        items = sorted(self.labels)
-        human = [self.labels[i] for i in items]
+        labels = dict(self.labels)  # one read of the store
+        items = list(labels)
+        human = [labels[i] for i in items]
         rows = []
         for judge in self.judge_scores.columns:
             scores = self.judge_scores.loc[items, judge].to_numpy(dtype=float) if items else np.array([])
@@ -129,12 +161,21 @@ def _text(value: Any) -> str:
 
 
 class ReviewQueue:
-    """Widget over ReviewQueueModel: read the flagged item and the judges' views, label it pass or fail."""
+    """Widget over ReviewQueueModel: read the flagged item and the judges' views, label it pass or fail.
 
-    def __init__(self, result: Any, policy: ReviewPolicy | None = None, pass_threshold: float = 0.5) -> None:
+    With `store="review.jsonl"` every label is written to that file as it is given (see ReviewQueueModel).
+    """
+
+    def __init__(
+        self,
+        result: Any,
+        policy: ReviewPolicy | None = None,
+        pass_threshold: float = 0.5,
+        store: str | os.PathLike[str] | LabelStore | None = None,
+    ) -> None:
         import ipywidgets as w
 
-        self.model = ReviewQueueModel(result, policy, pass_threshold)
+        self.model = ReviewQueueModel(result, policy, pass_threshold, store)
         self.card = w.HTML()
         self.choice = w.ToggleButtons(options=["pass", "fail"], value=None, description="your label")
         self.prev_button = w.Button(description="previous", icon="arrow-left")
@@ -158,7 +199,8 @@ class ReviewQueue:
 
     def _on_label(self, change: Any) -> None:
         item = self.model.current
-        if item is not None and change["new"] is not None:
+        # Showing an item sets the buttons to its stored label: that is no new label to write.
+        if item is not None and change["new"] is not None and change["new"] != self.model.labels.get(item):
             self.model.label(item, change["new"])
             self._render_agreement()
 

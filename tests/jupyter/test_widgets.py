@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -139,6 +140,23 @@ def test_review_queue_labels_and_agreement(server: OpenAITestServer) -> None:
     queue.choice.value = "fail"
     assert queue.model.labels == {2: "fail"}
     assert "Agreement with your labels" in queue.agreement.value
+
+
+def test_review_queue_labels_survive_a_rebuilt_queue(server: OpenAITestServer, tmp_path: Path) -> None:
+    result = _panel_result(server)
+    policy = jw.ReviewPolicy(max_disagreement=0.1, min_score=0.99)
+    store = tmp_path / "review.jsonl"
+    queue = jw.ReviewQueue(result, policy, store=store)
+    queue.choice.value = "fail"
+    queue.next_button.click()  # showing the item again sets the buttons from the store: no second record
+    assert queue.choice.value == "fail" and len(jw.LabelStore(store).records()) == 1
+    del queue  # a kernel restart
+    rebuilt = ReviewQueueModel(result, policy, store=store)
+    assert rebuilt.labels == {2: "fail"} and rebuilt.labels.get(0) is None
+    # A LabelQueue on the same items and file finds the review label: both key items by their texts.
+    labelled = jw.LabelQueue(result, store=store).labels
+    assert labelled.index.tolist() == [2] and labelled["label"].tolist() == ["fail"]
+    assert ReviewQueueModel(result, policy).labels == {}  # no store: in memory, nothing carried over
 
 
 def test_live_convergence_redraws_in_place() -> None:
