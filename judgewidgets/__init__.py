@@ -14,6 +14,7 @@ _os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from . import (
     agreement,
+    alignment,
     aspects,
     cascade,
     datasets,
@@ -40,12 +41,14 @@ from ._records import Item, Vote
 from ._review import ReviewPolicy
 from ._runner import run_sync
 from ._version import __version__
+from .alignment import AlignmentReport, ScoreCalibration
 from .aspects import Aspect, AspectEvaluator, AspectResult
 from .cascade import Calibration, Cascade, CascadeResult
 from .engine import CallCache, Caller, CallFailure, RetryPolicy
 from .labels import LabelStore
 from .meta_eval import MetaEvaluation, ameta_evaluate, meta_evaluate
 from .pairwise import (
+    PairExample,
     PairwiseJudge,
     PairwisePanel,
     PairwiseResult,
@@ -77,6 +80,7 @@ from .sequential import SequentialFrame, SequentialRater, SequentialResult, Stop
 from .templates import Anchor, Template
 
 _NOTEBOOK_NAMES = (
+    "AlignmentView",
     "CascadeTargetPicker",
     "DisagreementExplorer",
     "LabelQueue",
@@ -104,6 +108,8 @@ def load_ipython_extension(ipython: object) -> None:
 
 
 __all__ = [
+    "AlignmentReport",
+    "AlignmentView",
     "Anchor",
     "Aspect",
     "AspectEvaluator",
@@ -144,6 +150,7 @@ __all__ = [
     "LiveConvergence",
     "LocalModelError",
     "MetaEvaluation",
+    "PairExample",
     "PairwiseJudge",
     "PairwisePanel",
     "PairwiseResult",
@@ -156,6 +163,7 @@ __all__ = [
     "ReviewQueue",
     "Rubric",
     "RubricReport",
+    "ScoreCalibration",
     "SequentialFrame",
     "SequentialRater",
     "SequentialResult",
@@ -169,6 +177,7 @@ __all__ = [
     "Vote",
     "__version__",
     "agreement",
+    "alignment",
     "ameta_evaluate",
     "aspects",
     "bradley_terry",

@@ -4,99 +4,86 @@ how much better, measured on labels the alignment never used (cross-fitting; see
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
 
 from .._errors import ConfigurationError, InputError
-from .._progress import Progress
+from .._progress import NoProgress, Progress
 from .._run import run_scope
-from .._runner import run_sync
 from ..engine import CallSession
 from ._crossfit import Candidate, choose, crossfit, hit_rate, make_folds, nested_predictions, train_rows
 from ._examples import choose_examples
 from ._labels import LabelKind, Labels, infer_kind, read_labels
+from ._reflect import pick_cases, rewrite
 from ._report import AlignmentReport, agreement_row, confusion
 from ._rules import MISSING
-from ._subjects import Prompt, Subject, subject_for
+from ._subject import Prompt, Reflector, Subject
 
 LEVERS = ("rule", "examples", "template", "weights")
 LEARNING_CURVE_DRAWS = 5
 
 
 def align(judge: Any, labelled: pd.DataFrame, label: str = "label", **options: Any) -> Any:
-    """Sync twin of `aalign`; works inside a running event loop (Jupyter)."""
-    return run_sync(aalign(judge, labelled, label, **options))
+    """`judge.align(labelled, label, **options)` for any judge that aligns (LLMJudge, LLMPanel, PairwiseJudge,
+    PairwisePanel); see `AlignOptions` for the options."""
+    return judge.align(labelled, label, **options)
 
 
-async def aalign(
+async def aalign(judge: Any, labelled: pd.DataFrame, label: str = "label", **options: Any) -> Any:
+    """Async twin of `align`."""
+    return await judge.aalign(labelled, label, **options)
+
+
+class AlignOptions(TypedDict, total=False):
+    """What every `align()` takes besides the labelled table and its label column.
+
+    `levers`: each kept only when it earns its place on held-out agreement — `"rule"` (a calibration map from the
+    judge's score to P(label) for pass/fail and scores; a lean and a tie margin for pairs), `"examples"`
+    (`examples` labelled items in the fixed part of the prompt, chosen from the other folds: the ones the judge
+    got most wrong, every class alike), `"template"` (the built-in templates, or `templates`), `"weights"` (a
+    panel's members weighted by their held-out agreement). With `reflector` (a stronger model string or a
+    `jw.Generator`) the judge's instruction is also rewritten from the training folds' disagreements. `kind`:
+    "pass_fail", "score" (on `scale`, by default the template's) or "pairwise", inferred when not given.
+    `folds`-fold cross-fitting with `seed`; intervals at `confidence`. Every item is judged once per prompt
+    tried; the progress bar names the number of calls before the first one, and the report keeps it.
+    """
+
+    kind: LabelKind | None
+    scale: tuple[float, float] | None
+    levers: Sequence[str]
+    examples: int
+    folds: int
+    seed: int
+    confidence: float
+    progress: bool | Progress
+
+
+async def aalign_subject(
     judge: Any,
     labelled: pd.DataFrame,
-    label: str = "label",
+    label: str,
+    make_subject: Callable[[pd.DataFrame, Labels], Subject],
     *,
-    kind: LabelKind | None = None,
-    scale: tuple[float, float] | None = None,
-    levers: Sequence[str] = LEVERS,
-    examples: int = 4,
-    templates: Sequence[Any] | None = None,
-    folds: int = 5,
-    seed: int = 0,
+    pairwise: bool,
+    scale_of_judge: tuple[float, float] | None = None,
+    reflector: Reflector | None = None,
     confidence: float = 0.95,
-    prompt_col: str = "prompt",
-    response_col: str = "response",
-    reference_col: str = "reference",
     progress: bool | Progress = True,
+    **options: Any,
 ) -> Any:
-    """A copy of `judge` (LLMJudge, PairwiseJudge, LLMPanel or PairwisePanel) aligned with the labels in
-    `labelled[label]`, with its `alignment_report`.
-
-    Levers, each kept only when it earns its place on held-out agreement: `"rule"` (a calibration map from the
-    judge's score to P(label) — pass/fail and scores — or, for pairs, a lean and a tie margin), `"examples"`
-    (`examples` labelled items shown in the fixed part of the prompt, chosen from the other folds: the ones the
-    judge got most wrong, every class alike), `"template"` (the built-in templates, or `templates`), and for
-    panels `"weights"`. Labels: pass/fail (`kind="pass_fail"`), a score on `scale` (`"score"`), or A / B / tie
-    for pairwise judges; inferred when not given. Every item is judged once per prompt tried; the report states
-    the number of calls, which the progress bar shows before the first one.
-    """
-    from ..pairwise import PairwisePanel
-    from ..scoring import LLMPanel
-
-    if isinstance(judge, (LLMPanel, PairwisePanel)):
-        from ._panels import aalign_panel
-
-        return await aalign_panel(
-            judge,
-            labelled,
-            label,
-            kind=kind,
-            scale=scale,
-            levers=levers,
-            examples=examples,
-            templates=templates,
-            folds=folds,
-            seed=seed,
-            confidence=confidence,
-            prompt_col=prompt_col,
-            response_col=response_col,
-            reference_col=reference_col,
-            progress=progress,
-        )
+    """Plan, run and report one judge's alignment (what each judge kind's `aalign` calls)."""
     plan = plan_alignment(
         judge,
         labelled,
         label,
-        kind=kind,
-        scale=scale,
-        levers=levers,
-        examples=examples,
-        templates=templates,
-        folds=folds,
-        seed=seed,
-        prompt_col=prompt_col,
-        response_col=response_col,
-        reference_col=reference_col,
+        make_subject,
+        pairwise=pairwise,
+        scale_of_judge=scale_of_judge,
+        reflector=reflector,
+        **options,
     )
     async with run_scope(progress, plan.judgments, f"aligning: {plan.calls} calls") as run:
         outcome = await plan.run(run.session, run.progress)
@@ -113,16 +100,13 @@ def check_frame(labelled: Any, label: str) -> pd.DataFrame:
     return labelled.reset_index(drop=True)
 
 
-def label_scale(judge: Any, values: pd.Series, scale: tuple[float, float] | None) -> tuple[float, float] | None:
-    """The scale of score labels: as given, else the judge template's numeric scale, else [0, 1]."""
+def label_scale(scale: tuple[float, float] | None, scale_of_judge: tuple[float, float] | None) -> tuple[float, float]:
+    """The scale of score labels: as given, else the judge's own numeric scale, else [0, 1]."""
     if scale is not None:
         if len(scale) != 2 or not scale[0] < scale[1]:
             raise ConfigurationError(f"scale must be (low, high) with low < high, got {scale!r}")
         return (float(scale[0]), float(scale[1]))
-    template = getattr(judge, "template", None)
-    if template is not None and template.scale is not None:
-        return template.scale
-    return (0.0, 1.0)
+    return scale_of_judge or (0.0, 1.0)
 
 
 class Plan:
@@ -137,8 +121,11 @@ class Plan:
         examples: int,
         seed: int,
         frame: pd.DataFrame,
+        reflector: Reflector | None = None,
     ) -> None:
         self.subject = subject
+        self.reflector = reflector
+        self.reflection_errors: list[str] = []
         self.labels = labels
         self.folds = folds
         self.levers = levers
@@ -146,9 +133,11 @@ class Plan:
         self.seed = seed
         self.frame = frame
         self.prompts = subject.prompts(levers)
-        n_prompts = len(self.prompts) + (1 if "examples" in levers and examples > 0 else 0)
+        n_prompts = len(self.prompts) + (1 if "examples" in levers and examples > 0 else 0) + (reflector is not None)
         self.judgments = len(labels) * n_prompts
-        self.calls = self.judgments * subject.calls_per_item()
+        folds_count = len(np.unique(folds))
+        self.reflections = folds_count + 1 if reflector is not None else 0
+        self.calls = self.judgments * subject.calls_per_item() + self.reflections
 
     async def run(self, session: CallSession, progress: Progress) -> Outcome:
         started = time.perf_counter()
@@ -157,37 +146,92 @@ class Plan:
         for prompt in self.prompts:
             signals[prompt.name] = await self.subject.signals(prompt.build(()), items, session, progress)
         rules = self.subject.rules(self.levers)
-        base: list[Candidate] = []
+        candidates: list[Candidate] = []
         prompt_of: dict[str, Prompt] = {}
+
+        def add(prompt: Prompt) -> None:
+            for rule in rules:
+                candidates.append(Candidate(f"{prompt.name}; {rule.name}", signals[prompt.name], rule))
+                prompt_of[candidates[-1].name] = prompt
+
         for prompt in self.prompts:
-            for rule in rules:
-                base.append(Candidate(f"{prompt.name}; {rule.name}", signals[prompt.name], rule))
-                prompt_of[base[-1].name] = prompt
+            add(prompt)
+        source = prompt_of[candidates[choose(candidates, self.labels, self.folds)].name]
+        baseline = signals[source.name]
+        every = np.arange(len(self.labels))
         fold_examples: dict[int, list[int]] = {}
-        candidates = list(base)
-        source = self.prompts[0]
+        notes: dict[str, Any] = {}
         if "examples" in self.levers and self.examples > 0:
-            source = prompt_of[base[choose(base, self.labels, self.folds)].name]
             with_examples = self.subject.example_prompt(source)
-            held_out = np.full(len(self.labels), np.nan)
-            for fold in np.unique(self.folds):
-                rows = self.example_rows(train_rows(self.folds, fold), signals[source.name], fold)
-                fold_examples[int(fold)] = rows
-                test = np.flatnonzero(self.folds == fold)
-                judge = with_examples.build(rows)
-                held_out[test] = await self.subject.signals(judge, [items[int(i)] for i in test], session, progress)
-            signals[with_examples.name] = held_out
-            for rule in rules:
-                candidate = Candidate(f"{with_examples.name}; {rule.name}", held_out, rule)
-                candidates.append(candidate)
-                prompt_of[candidate.name] = with_examples
+
+            async def taught(fold: int) -> Any:
+                fold_examples[fold] = self.example_rows(train_rows(self.folds, fold), baseline, fold)
+                return with_examples.build(fold_examples[fold])
+
+            signals[with_examples.name] = await self.held_out(taught, session, progress)
+            add(with_examples)
+        instructions: dict[int, str | None] = {}
+        if self.reflector is not None:
+            judge = source.build(())
+            own = self.subject.instruction(judge)
+
+            async def instructed(fold: int) -> Any:
+                instructions[fold] = await self.reflect(own, train_rows(self.folds, fold), baseline, fold, session)
+                text = instructions[fold]
+                return judge if text is None else self.subject.instructed(judge, text)
+
+            name = f"{source.name} + rewritten instructions"
+            signals[name] = await self.held_out(instructed, session, progress)
+            add(Prompt(name, f"{source.description}, instructions rewritten by {self.reflector.model}", source.build))
+            notes["instructions_by_fold"] = instructions
         final = candidates[choose(candidates, self.labels, self.folds)]
         final_prompt = prompt_of[final.name]
-        every = np.arange(len(self.labels))
-        final_examples = self.example_rows(every, signals[source.name], -1) if final_prompt.uses_examples else []
+        final_examples = self.example_rows(every, baseline, -1) if final_prompt.uses_examples else []
+        if final_prompt.name.endswith("rewritten instructions"):
+            judge = source.build(())
+            text = await self.reflect(self.subject.instruction(judge), every, baseline, -1, session)
+            notes["instruction"] = text
+            rewritten = judge if text is None else self.subject.instructed(judge, text)
+            final_prompt = Prompt(final_prompt.name, final_prompt.description, lambda rows: rewritten)
         fitted = final.rule.fit(final.signals, self.labels, every)
         aligned = self.subject.aligned(final_prompt, final_examples, fitted)
-        return Outcome(self, candidates, final, final_examples, fold_examples, aligned, time.perf_counter() - started)
+        return Outcome(
+            self, candidates, final, final_examples, fold_examples, aligned, time.perf_counter() - started, notes
+        )
+
+    async def held_out(
+        self, judge_for: Callable[[int], Awaitable[Any]], session: CallSession, progress: Progress
+    ) -> np.ndarray:
+        """Signals of every item from the judge built for its fold (from the other folds' labels only)."""
+        items = self.subject.items()
+        out = np.full(len(self.labels), np.nan)
+        for fold in np.unique(self.folds):
+            judge = await judge_for(int(fold))
+            test = np.flatnonzero(self.folds == fold)
+            out[test] = await self.subject.signals(judge, [items[int(i)] for i in test], session, progress)
+        return out
+
+    async def reflect(
+        self, instruction: str, rows: np.ndarray, baseline: np.ndarray, fold: int, session: CallSession
+    ) -> str | None:
+        """The reflector's instruction from the judge's (dis)agreements on `rows`; None when it failed."""
+        assert self.reflector is not None
+        rule = self.subject.rules(set())[0].fit(baseline, self.labels, rows)
+        predicted = rule.predict(baseline)
+        names = [str(c) for c in self.labels.classes]
+        picked = pick_cases(rows, predicted, self.labels.codes, self.subject.lengths(), self.seed + fold + 1)
+        cases = [
+            (
+                self.subject.material(r),
+                names[predicted[r]] if predicted[r] != MISSING else "no verdict",
+                names[self.labels.codes[r]],
+            )
+            for r in picked
+        ]
+        text, error = await rewrite(self.reflector, instruction, cases, session, NoProgress())
+        if error is not None:
+            self.reflection_errors.append(error)
+        return text
 
     def example_rows(self, rows: np.ndarray, baseline: np.ndarray, fold: int) -> list[int]:
         """Examples for a fold's prompt, chosen among `rows` only (the other folds' labels)."""
@@ -206,7 +250,9 @@ class Outcome:
         fold_examples: dict[int, list[int]],
         aligned: Any,
         seconds: float,
+        notes: dict[str, Any] | None = None,
     ) -> None:
+        self.notes = notes or {}
         self.plan = plan
         self.candidates = candidates
         self.final = final
@@ -250,6 +296,8 @@ class Outcome:
             final_examples=self.final_examples,
             learning_curve=self.learning_curve(),
             seconds=self.seconds,
+            notes=self.notes
+            | ({"reflection_errors": self.plan.reflection_errors} if self.plan.reflection_errors else {}),
         )
 
     def learning_curve(self) -> pd.DataFrame:
@@ -292,6 +340,7 @@ def build_report(
     final_examples: list[int],
     learning_curve: pd.DataFrame,
     seconds: float,
+    notes: dict[str, Any] | None = None,
 ) -> AlignmentReport:
     """The report of an alignment from its held-out predictions (a judge's or a panel's)."""
     labels, folds, seed = plan.labels, plan.folds, plan.seed
@@ -331,6 +380,7 @@ def build_report(
         "candidate": final.name,
         "rule": repr(final.rule.fit(final.signals, labels, np.arange(len(labels)))),
         "examples": final_examples,
+        **(notes or {}),
     }
     return AlignmentReport(
         table=table,
@@ -351,21 +401,19 @@ def plan_alignment(
     judge: Any,
     labelled: pd.DataFrame,
     label: str,
+    make_subject: Callable[[pd.DataFrame, Labels], Subject],
     *,
-    kind: LabelKind | None,
-    scale: tuple[float, float] | None,
-    levers: Sequence[str],
-    examples: int,
-    templates: Sequence[Any] | None,
-    folds: int,
-    seed: int,
-    prompt_col: str,
-    response_col: str,
-    reference_col: str,
+    pairwise: bool,
+    scale_of_judge: tuple[float, float] | None = None,
+    reflector: Reflector | None = None,
+    kind: LabelKind | None = None,
+    scale: tuple[float, float] | None = None,
+    levers: Sequence[str] = LEVERS,
+    examples: int = 4,
+    folds: int = 5,
+    seed: int = 0,
 ) -> Plan:
     """Every check of an alignment, before any call: the table, the labels, the levers, the judge's route."""
-    from ..pairwise import PairwiseJudge
-
     frame = check_frame(labelled, label)
     unknown = sorted(set(levers) - set(LEVERS))
     if unknown:
@@ -374,7 +422,6 @@ def plan_alignment(
         raise ConfigurationError(f"folds must be an integer of at least 2, got {folds!r}")
     if isinstance(examples, bool) or not isinstance(examples, int) or examples < 0:
         raise ConfigurationError(f"examples must be a non-negative integer, got {examples!r}")
-    pairwise = isinstance(judge, PairwiseJudge)
     kind = kind or infer_kind(frame[label], pairwise)
     if pairwise and kind != "pairwise":
         raise InputError(f"a pairwise judge gives A / B / tie: its labels cannot be {kind!r}")
@@ -383,19 +430,12 @@ def plan_alignment(
     labels = read_labels(
         frame[label],
         kind,
-        label_scale(judge, frame[label], scale) if kind == "score" else None,
+        label_scale(scale, scale_of_judge) if kind == "score" else None,
         min_labels=max(2 * folds, 10),
     )
-    smallest = int(np.bincount(labels.codes).min()) if kind != "score" else 2
-    if kind != "score" and smallest < 2:
-        raise InputError(
-            f"class {labels.classes[int(np.argmin(np.bincount(labels.codes)))]!r} has only {smallest} label: "
-            "held-out agreement needs at least two of each class"
-        )
-    columns = {"prompt": prompt_col, "response": response_col, "reference": reference_col}
-    subject = subject_for(judge, frame, labels, columns, templates)
+    subject = make_subject(frame, labels)
     judge.check()
-    return Plan(subject, labels, make_folds(labels, folds, seed), set(levers), examples, seed, frame)
+    return Plan(subject, labels, make_folds(labels, folds, seed), set(levers), examples, seed, frame, reflector)
 
 
-__all__ = ["LEVERS", "Plan", "Prompt", "aalign", "align", "plan_alignment"]
+__all__ = ["LEVERS", "AlignOptions", "Plan", "aalign", "aalign_subject", "align", "plan_alignment"]

@@ -2,35 +2,54 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .._errors import ConfigurationError
+from .._progress import Progress
 from .._run import run_scope
+from ._align import LEVERS, Outcome, build_report, plan_alignment
 from ._crossfit import Candidate, choose, crossfit, nested_predictions
-from ._rules import PanelWeights
+from ._labels import Labels
+from ._report import AlignmentReport
+from ._rules import Combined, PanelWeights
+from ._subject import Reflector, Subject
 
 
-async def aalign_panel(panel: Any, labelled: pd.DataFrame, label: str, **options: Any) -> Any:
-    """An LLMPanel or PairwisePanel of aligned members, weighted by their held-out agreement when that earns its
-    place; the report is the panel's, with each member's own report in `members`."""
-    from ..pairwise import PairwiseJudge, PairwisePanel
-    from ..scoring import LLMJudge, LLMPanel
-    from ._align import build_report, plan_alignment
-
-    confidence = options.pop("confidence")
-    progress = options.pop("progress")
-    pairwise = isinstance(panel, PairwisePanel)
-    members = list(panel.judges)
-    kind = PairwiseJudge if pairwise else LLMJudge
-    for name, member in zip(panel.names, members):
-        if not isinstance(member, kind):
-            raise ConfigurationError(f"panel member {name!r} is a {type(member).__name__}: only {kind.__name__}s align")
-    levers = tuple(options.pop("levers"))
+async def aalign_members(
+    members: Sequence[Any],
+    names: Sequence[str],
+    labelled: pd.DataFrame,
+    label: str,
+    make_subject: Callable[[Any, pd.DataFrame, Labels], Subject],
+    *,
+    pairwise: bool,
+    scale_of_judge: tuple[float, float] | None = None,
+    reflector: Reflector | None = None,
+    levers: Sequence[str] = LEVERS,
+    confidence: float = 0.95,
+    progress: bool | Progress = True,
+    **options: Any,
+) -> tuple[list[Any], list[float], AlignmentReport]:
+    """(the members, each aligned; the panel's weights; the panel's report, with each member's own in
+    `members`). Members as given with equal weights are the panel's "before"; with `"weights"` among the levers,
+    weights from each member's held-out agreement compete with equal ones."""
     plans = [
-        plan_alignment(m, labelled, label, levers=[lv for lv in levers if lv != "weights"], **options) for m in members
+        plan_alignment(
+            member,
+            labelled,
+            label,
+            functools.partial(make_subject, member),
+            pairwise=pairwise,
+            scale_of_judge=scale_of_judge,
+            reflector=reflector,
+            levers=[lever for lever in levers if lever != "weights"],
+            **options,
+        )
+        for member in members
     ]
     judgments = sum(p.judgments for p in plans)
     calls = sum(p.calls for p in plans)
@@ -38,28 +57,28 @@ async def aalign_panel(panel: Any, labelled: pd.DataFrame, label: str, **options
         outcomes = [await plan.run(run.session, run.progress) for plan in plans]
     first = plans[0]
     labels, folds = first.labels, first.folds
-    values = np.column_stack([o.held_out_values() for o in outcomes])
-    own = np.column_stack([_own_values(o, pairwise) for o in outcomes])
-    as_given = Candidate("members as given; equal weights", own, PanelWeights(False, pairwise))
-    candidates = [
-        as_given,
-        Candidate("aligned members; equal weights", values, PanelWeights(False, pairwise)),
-    ]
+    as_given = Candidate(
+        "members as given; equal weights",
+        np.column_stack([_own_values(o) for o in outcomes]),
+        PanelWeights(False, pairwise),
+    )
+    aligned_values = np.column_stack([o.held_out_values() for o in outcomes])
+    candidates = [as_given, Candidate("aligned members; equal weights", aligned_values, PanelWeights(False, pairwise))]
     if "weights" in levers:
-        candidates.append(Candidate("aligned members; weights from agreement", values, PanelWeights(True, pairwise)))
+        fitted = PanelWeights(True, pairwise)
+        candidates.append(Candidate("aligned members; weights from agreement", aligned_values, fitted))
     before = crossfit(as_given, labels, folds)
     after, chosen = nested_predictions(candidates, labels, folds)
     final = candidates[choose(candidates, labels, folds)]
-    every = np.arange(len(labels))
-    rule = final.rule.fit(final.signals, labels, every)
-    weights = [float(w) for w in rule.weights]  # type: ignore[attr-defined]
-    aligned_members = [o.aligned for o in outcomes] if final is not as_given else members
-    for member, outcome in zip(aligned_members, outcomes):
-        member.alignment_report = outcome.report(confidence)
-    if pairwise:
-        aligned: Any = PairwisePanel(aligned_members, vote="weighted", weights=weights)
-    else:
-        aligned = LLMPanel(aligned_members, weights=weights)
+    rule = final.rule.fit(final.signals, labels, np.arange(len(labels)))
+    assert isinstance(rule, Combined)
+    weights = [float(w) for w in rule.weights]
+    aligned = [o.aligned for o in outcomes] if final is not as_given else list(members)
+    member_reports = {}
+    for name, member, outcome in zip(names, aligned, outcomes):
+        member_reports[name] = outcome.report(confidence)
+        if final is not as_given:
+            member.alignment_report = member_reports[name]
     report = build_report(
         first,
         candidates,
@@ -70,18 +89,17 @@ async def aalign_panel(panel: Any, labelled: pd.DataFrame, label: str, **options
         confidence,
         fold_examples={},
         final_examples=[],
-        learning_curve=outcomes[0].learning_curve().iloc[0:0],
+        learning_curve=pd.DataFrame(columns=["labels", "accuracy", "draws"]),
         seconds=sum(o.seconds for o in outcomes),
     )
     report.calls = calls
-    report.chosen["weights"] = dict(zip(panel.names, weights))
-    report.members = {name: m.alignment_report for name, m in zip(panel.names, aligned_members)}
-    aligned.alignment_report = report
-    return aligned
+    report.chosen["weights"] = dict(zip(names, weights))
+    report.members = member_reports
+    return aligned, weights, report
 
 
-def _own_values(outcome: Any, pairwise: bool) -> np.ndarray:
+def _own_values(outcome: Outcome) -> np.ndarray:
     """A member's values as given: its own score, or its own verdict's class for pairs."""
     candidate = outcome.candidates[0]
-    rule = candidate.rule.fit(candidate.signals, outcome.plan.labels, np.arange(len(outcome.plan.labels)))
-    return rule.values(candidate.signals)
+    labels = outcome.plan.labels
+    return candidate.rule.fit(candidate.signals, labels, np.arange(len(labels))).values(candidate.signals)

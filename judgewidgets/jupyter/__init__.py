@@ -6,6 +6,7 @@ Every widget is a thin view over a plain model object (`PanelBuilderModel`, `Dis
 """
 
 from ..labels import LabelQueueModel
+from ._alignment import AlignmentView
 from ._builder import PanelBuilder, PanelBuilderModel
 from ._cascade import CascadeTargetPicker
 from ._explorer import DisagreementExplorer, DisagreementModel
@@ -15,6 +16,7 @@ from ._magics import JudgeMagics, load_ipython_extension, use_offline_charts
 from ._views import ReviewQueue, ReviewQueueModel, TournamentView
 
 __all__ = [
+    "AlignmentView",
     "CascadeTargetPicker",
     "DisagreementExplorer",
     "DisagreementModel",

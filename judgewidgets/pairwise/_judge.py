@@ -47,6 +47,12 @@ BUILTIN_ASPECTS = {
     "helpfulness": "useful to the person asking and follows their instructions",
 }
 _RESERVED = {"verdict", "confidence", "explanation"}
+DEFAULT_CRITERION = (
+    "Decide which response better answers the question. First, the better response is the one that precisely "
+    "follows the question's instructions: it does what is asked, no more and no less, and answers correctly and "
+    "honestly. Only when both follow the instructions equally well, prefer the more helpful, accurate, complete "
+    "and harmless one."
+)
 _VERDICT_KEYS = ("verdict", "winner", "better", "preference", "label", "answer", "choice", "result")
 
 
@@ -279,17 +285,16 @@ class PairwiseJudge:
         self.caller.check()
 
     def align(self, labelled: pd.DataFrame, label: str = "label", **options: Any) -> PairwiseJudge:
-        """A copy aligned with a person's A / B / tie labels (columns question, response_a, response_b), carrying
-        its `alignment_report` measured on labels the alignment never used. See `jw.alignment.align`."""
-        from ..alignment import align
-
-        return align(self, labelled, label, **options)
+        """A copy aligned with a person's A / B / tie labels (columns question, response_a, response_b),
+        carrying its `alignment_report` measured on labels the alignment never used. Options as
+        `LLMJudge.align`'s (`templates`: the pointwise templates tried)."""
+        return run_sync(self.aalign(labelled, label, **options))
 
     async def aalign(self, labelled: pd.DataFrame, label: str = "label", **options: Any) -> PairwiseJudge:
         """Async twin of `align`."""
-        from ..alignment import aalign
+        from ._alignment import aalign_pairwise
 
-        return await aalign(self, labelled, label, **options)
+        return await aalign_pairwise(self, labelled, label, **options)
 
     # --- what the judge sees ---------------------------------------------------------------------------------
 
@@ -344,12 +349,7 @@ class PairwiseJudge:
         reuses everything up to the first response.
         """
         schema = json.dumps(self.json_schema(), separators=(",", ":"))
-        criterion = self.instruction or (
-            "Decide which response better answers the question. First, the better response is the one that "
-            "precisely follows the question's instructions: it does what is asked, no more and no less, and "
-            "answers correctly and honestly. Only when both follow the instructions equally well, prefer the "
-            "more helpful, accurate, complete and harmless one."
-        )
+        criterion = self.instruction or DEFAULT_CRITERION
         aspects = ""
         if self.aspects:
             listed = "; ".join(n if d == n else f"{n} ({d})" for n, d in self.aspects.items())

@@ -121,16 +121,14 @@ class PairwisePanel:
 
     def align(self, labelled: pd.DataFrame, label: str = "label", **options: Any) -> PairwisePanel:
         """A panel of aligned members (A / B / tie labels), weighted by held-out agreement when that helps, carrying
-        its `alignment_report`. See `jw.alignment.align`."""
-        from ..alignment import align
-
-        return align(self, labelled, label, **options)
+        its `alignment_report`. Options as `LLMJudge.align`'s (`templates`: the pointwise templates tried)."""
+        return run_sync(self.aalign(labelled, label, **options))
 
     async def aalign(self, labelled: pd.DataFrame, label: str = "label", **options: Any) -> PairwisePanel:
         """Async twin of `align`."""
-        from ..alignment import aalign
+        from ._alignment import aalign_pairwise_panel
 
-        return await aalign(self, labelled, label, **options)
+        return await aalign_pairwise_panel(self, labelled, label, **options)
 
     def estimate_items(self, items: Sequence[PairItem], name: str | None = None) -> list[JudgeCostEstimate]:
         """Every judge's estimate for comparing `items` (no call is made)."""

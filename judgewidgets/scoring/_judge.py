@@ -318,14 +318,14 @@ class LLMJudge:
     # --- alignment -------------------------------------------------------------------------------------------
 
     def align(self, labelled: pd.DataFrame, label: str = "label", **options: Any) -> LLMJudge:
-        """A copy of this judge aligned with a person's labels, carrying its `alignment_report` (agreement
-        before and after, measured on labels the alignment never used). See `jw.alignment.align`."""
-        from ..alignment import align
-
-        return align(self, labelled, label, **options)
+        """A copy of this judge aligned with a person's labels (pass/fail or scores) in `labelled[label]`,
+        carrying its `alignment_report`: agreement before and after, measured on labels the alignment never used.
+        Options: `jw.alignment.AlignOptions`, plus `templates`, `reflector` and the text columns (`prompt_col`,
+        `response_col`, `reference_col`)."""
+        return run_sync(self.aalign(labelled, label, **options))
 
     async def aalign(self, labelled: pd.DataFrame, label: str = "label", **options: Any) -> LLMJudge:
         """Async twin of `align`."""
-        from ..alignment import aalign
+        from ._alignment import aalign_judge
 
-        return await aalign(self, labelled, label, **options)
+        return await aalign_judge(self, labelled, label, **options)

@@ -88,16 +88,15 @@ class LLMPanel:
 
     def align(self, labelled: pd.DataFrame, label: str = "label", **options: Any) -> LLMPanel:
         """A panel of aligned members (pass/fail or score labels), weighted by held-out agreement when that
-        helps, carrying its `alignment_report`. See `jw.alignment.align`."""
-        from ..alignment import align
-
-        return align(self, labelled, label, **options)
+        helps, carrying its `alignment_report` (each member's own in `alignment_report.members`). Options as
+        `LLMJudge.align`'s; the lever `"weights"` weighs the members."""
+        return run_sync(self.aalign(labelled, label, **options))
 
     async def aalign(self, labelled: pd.DataFrame, label: str = "label", **options: Any) -> LLMPanel:
         """Async twin of `align`."""
-        from ..alignment import aalign
+        from ._alignment import aalign_panel
 
-        return await aalign(self, labelled, label, **options)
+        return await aalign_panel(self, labelled, label, **options)
 
     def estimate_cost(
         self,

@@ -189,7 +189,6 @@ async def test_async_twin_gives_the_same_report() -> None:
         (lambda d: d.head(6), "too few"),
         (lambda d: d.assign(label="pass"), "every label is 'pass'"),
         (lambda d: d.assign(label=["maybe", *d["label"].tolist()[1:]]), "'maybe' is not pass or fail"),
-        (lambda d: d.assign(label=["pass"] + ["fail"] * (len(d) - 1)), "only 1 label"),
         (lambda d: d.drop(columns="label"), "no column 'label'"),
         (lambda d: d.drop(columns="response"), "lacks column"),
         (lambda d: d.assign(label=[None, *d["label"].tolist()[1:]]), "missing"),
@@ -227,3 +226,60 @@ def test_score_labels_on_the_template_scale_get_weighted_kappa() -> None:
     assert report.kind == "score" and "mae" in report.table.columns
     assert report.after["mae"] < report.before["mae"]
     assert report.chart().to_dict()["hconcat"]
+
+
+def test_the_instructions_lever_rewrites_from_the_training_folds_only() -> None:
+    data = pointwise_set()
+
+    def answer(request: object) -> int:  # follows a stricter standard once its instruction states it
+        strict = "only when quality is high" in system_text(request)
+        return 5 if judged_quality(request) > (0.6 if strict else 0.2) else 1
+
+    judge, transport = likert_judge(answer)
+    reflections: list[str] = []
+
+    def reflect(request: object, attempt: int) -> str:
+        text = next(m["content"] for m in request.messages if m["role"] == "user")  # type: ignore[attr-defined]
+        reflections.append(text)
+        return "Rate the response 5 only when quality is high; otherwise 1."
+
+    reflector = jw.Generator("openai/reflector", transport=ScriptedTransport(reflect), api_key="sk-x")
+    aligned = judge.align(data, levers=(), reflector=reflector, progress=False)
+    report = aligned.alignment_report
+    assert report.chosen["candidate"].endswith("rewritten instructions; as judged")
+    assert "only when quality is high" in aligned.template.instruction
+    assert report.after["accuracy"] == 1.0 and report.before["accuracy"] < 0.8
+    assert len(reflections) == 5 + 1  # one per fold, one on every label for the aligned judge
+    folds = make_folds(read_labels(data["label"], "pass_fail"), 5, 0)
+    for fold, text in enumerate(reflections[:5]):  # each fold's reflection saw no case of that fold
+        shown = [int(i) for i in ITEM.findall(text)]
+        assert shown and all(folds[i] != fold for i in shown)
+    assert "DISAGREED" in reflections[0] and report.calls == 2 * len(data) + 6
+    assert len(transport.requests) == 2 * len(data)
+
+
+def test_a_failing_reflector_leaves_the_instruction_and_says_why() -> None:
+    data = pointwise_set()
+    judge, _ = likert_judge(lenient)
+
+    def down(request: object, attempt: int) -> str:
+        raise jw.CallFailure("reflector unavailable", status_code=503)
+
+    reflector = jw.Generator("openai/reflector", transport=ScriptedTransport(down), api_key="sk-x")
+    aligned = judge.align(data, levers=("rule",), reflector=reflector, progress=False)
+    assert aligned.template == judge.template
+    assert aligned.alignment_report.chosen["reflection_errors"]
+
+
+def test_the_alignment_view_shows_the_report_in_tabs() -> None:
+    data = pointwise_set()
+    judge, _ = likert_judge(lenient)
+    aligned = judge.align(data, levers=("rule",), progress=False)
+    view = jw.AlignmentView(aligned)
+    assert view.report is aligned.alignment_report
+    titles = [view.tabs.get_title(i) for i in range(len(view.tabs.children))]
+    assert titles == ["summary", "candidates", "folds", "confusion", "disagreements"]
+    disagreements = view.tabs.children[4].value
+    wrong = aligned.alignment_report.disagreements
+    assert ("agrees with every held-out label" in disagreements) == wrong.empty
+    assert all(text in disagreements for text in wrong["response"])
