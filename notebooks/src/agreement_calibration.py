@@ -1,8 +1,9 @@
 # %% [markdown]
 # # Agreement and calibration
 #
-# Should you trust a judge? Measure how it agrees with people and with other judges, calibrate it with scored
-# examples, and send the items it is unsure about to a human.
+# Should you trust a judge? Measure how it agrees with people and with other judges, label items yourself and
+# align the judge with your labels (its agreement measured on labels the alignment never used), and send the items
+# it is unsure about to a human.
 
 # %%
 # %load_ext judgewidgets
@@ -63,28 +64,78 @@ report.table[["judge", "subset", "n", "accuracy", "positional_agreement", "first
 report.chart()
 
 # %% [markdown]
-# ## Calibrating with anchors
-# Scored examples in the prompt pull the judge's scale towards yours.
+# ## Your labels, your judge
+# A judge's idea of "good" is not yours. Label some items yourself and align the judge with your labels.
+#
+# `jw.load_example("graded")` holds 36 answers to twelve two-part questions: each question answered completely,
+# partly and wrongly. The grader here is strict: only complete answers pass. Label them in the queue below (type
+# `p` or `f` and press Enter, or click). Each label is written to `graded_labels.jsonl` the moment you give it, so
+# a kernel restart loses nothing and reopening the queue resumes where you stopped; the judges' verdicts on an item
+# would stay hidden until you had labelled it.
+
+# %%
+graded = jw.load_example("graded")
+queue = jw.LabelQueue(graded[["prompt", "response", "reference"]], kind="pass_fail", store="graded_labels.jsonl")
+queue
+
+# %% [markdown]
+# Run top to bottom without a person at the keyboard, the strict grader's answers (the `label` column) are given
+# by the code below: the same call the buttons make, so the file fills exactly as it would by hand.
+
+# %%
+for row, answer in enumerate(graded["label"]):
+    if queue.model.record(row) is None:  # labels already in the file are kept
+        queue.model.label(answer, row=row)
+print(queue.model.progress())
+queue.labels[["prompt", "response", "label", "who"]].head()
+
+# %% [markdown]
+# `judge.align` tries a few levers and keeps each only if it raises agreement on labels it did not use: a
+# calibration map from the judge's score to P(you pass it), and labelled examples in the prompt, chosen from the
+# other folds. Every number in its report is cross-fitted (5 folds): no item is judged, or decided, with its own
+# label or its fold's in sight, so "after" is what you can expect on new items. It costs one call per labelled
+# item per prompt tried; the progress bar says how many before the first.
+
+# %%
+judge = jw.LLMJudge("local", template="likert")
+aligned = judge.align(queue.labels, label="label", levers=("rule", "examples"))
+report = aligned.alignment_report
+report.table[["rule", "n", "accuracy", "accuracy_low", "accuracy_high", "kappa"]].round(3)
+
+# %% [markdown]
+# Before: the judge as it is, passing whatever it scores 0.5 or more. After: the aligned judge. The intervals are
+# 95 % bootstrap intervals over the 36 items: with this few labels they are wide, and the report says so instead
+# of hiding it. The candidates it tried, and which it kept:
+
+# %%
+report.levers[["candidate", "accuracy", "kappa", "kept"]].round(3)
+
+# %%
+report.chart()
+
+# %% [markdown]
+# `jw.AlignmentView` puts the whole report in tabs: the chart, the candidates, each fold, the confusion tables and
+# the disagreements left to read (the items the aligned judge still gets wrong, with your label beside its
+# verdict).
+
+# %%
+jw.AlignmentView(aligned)
+
+# %% [markdown]
+# The aligned judge is a judge like any other: its `score` is now its estimate of the chance you would pass the
+# answer (the judge's own score is kept on each vote as `uncalibrated_score`). Side by side with the judge as it
+# was, on the package's example set:
 
 # %%
 examples = jw.load_example()
-anchors = [
-    jw.Anchor(prompt="What is 7 times 8?", response="56.", score=5, explanation="correct and direct"),
-    jw.Anchor(prompt="What is 7 times 8?", response="It is 54.", score=1, explanation="wrong"),
-]
-calibrated = jw.LLMPanel(
-    [
-        jw.LLMJudge("local", template="likert", name="plain"),
-        jw.LLMJudge("local", template="likert", name="anchored", anchors=anchors),
-    ]
-)
-scores = calibrated.score(examples["prompt"], examples["response"])
-scores.to_df().assign(label=examples["label"]).groupby("label")[["plain", "anchored"]].mean()
+side_by_side = jw.LLMPanel([judge.with_options(name="as given"), aligned.with_options(name="aligned")])
+scores = side_by_side.score(examples["prompt"], examples["response"], examples["reference"])
+scores.to_df().assign(label=examples["label"])[["response", "label", "as given", "aligned"]]
 
 # %% [markdown]
 # ## The human-review queue
 # Items where the judges disagree or score low come to you one at a time; label them and see each judge's
-# agreement with your labels on the spot.
+# agreement with your labels on the spot. Give it `store=` and those labels are kept in a file too.
 
 # %%
 jw.ReviewQueue(scores, jw.ReviewPolicy(max_disagreement=0.15, min_score=0.6))

@@ -283,3 +283,46 @@ def test_the_alignment_view_shows_the_report_in_tabs() -> None:
     wrong = aligned.alignment_report.disagreements
     assert ("agrees with every held-out label" in disagreements) == wrong.empty
     assert all(text in disagreements for text in wrong["response"])
+
+
+def test_labels_from_a_label_queue_align_a_judge(tmp_path: object) -> None:
+    from judgewidgets.labels import LabelQueueModel
+
+    data = pointwise_set()
+    queue = LabelQueueModel(data[["prompt", "response"]], kind="pass_fail", store=f"{tmp_path}/labels.jsonl")
+    for row, answer in enumerate(data["label"]):
+        queue.label(answer, row=row)
+    judge, _ = likert_judge(lenient)
+    aligned = jw.alignment.align(judge, queue.labels, label="label", levers=("rule",), progress=False)
+    assert aligned.alignment_report.after["n"] == len(data)
+    assert aligned.alignment_report.after["accuracy"] > aligned.alignment_report.before["accuracy"]
+
+
+def test_a_pairwise_panel_aligns_its_members_and_votes_by_weight() -> None:
+    data = pairwise_set()
+
+    def right(request: object, attempt: int) -> str:
+        user = next(m["content"] for m in request.messages if m["role"] == "user")  # type: ignore[attr-defined]
+        qa, qb = (float(x) for x in re.findall(r"quality=([0-9.]+)", user)[-2:])
+        return json.dumps({"verdict": "A" if qa > qb else "B", "confidence": 0.9})
+
+    def first(request: object, attempt: int) -> str:
+        return json.dumps({"verdict": "A", "confidence": 0.9})
+
+    members = [
+        jw.PairwiseJudge(
+            f"openai/{name}",
+            name=name,
+            method="verdict",
+            transport=ScriptedTransport(reply),
+            cache=False,
+            api_key="sk-x",
+        )
+        for name, reply in (("right", right), ("first", first))
+    ]
+    aligned = jw.PairwisePanel(members).align(data, progress=False)
+    report = aligned.alignment_report
+    assert isinstance(aligned, jw.PairwisePanel) and aligned.vote == "weighted"
+    assert report.chosen["weights"]["right"] > report.chosen["weights"]["first"]
+    assert report.after["accuracy"] >= report.before["accuracy"]
+    assert set(report.members) == {"right", "first"}
