@@ -326,3 +326,12 @@ def test_a_pairwise_panel_aligns_its_members_and_votes_by_weight() -> None:
     assert report.chosen["weights"]["right"] > report.chosen["weights"]["first"]
     assert report.after["accuracy"] >= report.before["accuracy"]
     assert set(report.members) == {"right", "first"}
+
+
+def test_the_progress_bar_names_the_calls_before_the_first(capsys: pytest.CaptureFixture[str]) -> None:
+    data = pointwise_set()
+    judge, transport = likert_judge(lenient)
+    aligned = judge.align(data, levers=("rule", "examples"), progress=True)
+    err = capsys.readouterr().err
+    assert f"aligning: {2 * len(data)} calls" in err
+    assert aligned.alignment_report.calls == 2 * len(data) == len(transport.requests)
