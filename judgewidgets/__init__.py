@@ -19,6 +19,7 @@ from . import (
     cascade,
     datasets,
     distributed,
+    estimates,
     labels,
     meta_eval,
     pairwise,
@@ -45,6 +46,7 @@ from .alignment import AlignmentReport, ScoreCalibration
 from .aspects import Aspect, AspectEvaluator, AspectResult
 from .cascade import Calibration, Cascade, CascadeResult
 from .engine import CallCache, Caller, CallFailure, RetryPolicy
+from .estimates import QualityEstimate, estimate_quality
 from .labels import LabelStore
 from .meta_eval import MetaEvaluation, ameta_evaluate, meta_evaluate
 from .pairwise import (
@@ -158,6 +160,7 @@ __all__ = [
     "PanelResult",
     "ParseError",
     "PipelineStage",
+    "QualityEstimate",
     "RetryPolicy",
     "ReviewPolicy",
     "ReviewQueue",
@@ -185,6 +188,8 @@ __all__ = [
     "datasets",
     "distributed",
     "elo",
+    "estimate_quality",
+    "estimates",
     "labels",
     "load_example",
     "load_ipython_extension",

@@ -1,0 +1,226 @@
+"""`jw.estimate_quality`: a quality number (mean score, pass rate, win rate) from the judge's verdicts on every item
+and a person's labels on a few, by PPI++, beside what the judge alone and the labels alone would say."""
+
+from __future__ import annotations
+
+import html
+import warnings
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
+
+from .._errors import InputError
+from ._inputs import Metric, check_options, check_unique, encode, few, judge_series, label_series
+from ._ppi import MeanEstimate, judge_mean, labels_mean, ppi_mean
+
+if TYPE_CHECKING:
+    import altair as alt
+
+Interval = tuple[float, float, float]
+METHODS: tuple[str, ...] = ("ppi", "labels only", "judge only")
+
+
+class QualityEstimate(BaseModel):
+    """A PPI++ estimate of a quality metric with its interval, beside the labels-only and judge-only ones.
+
+    `effective_labels` is what the judge was worth: n × (labels-only variance / PPI variance), the variances being
+    the squared standard errors behind the two intervals shown, so it is the number of labels the labels alone
+    would need for the PPI interval's precision (fewer than n when the judge knows nothing: tuning λ costs one
+    degree of freedom).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    metric: Metric
+    confidence: float
+    estimate: float = Field(description="PPI++ estimate of the metric.")
+    low: float
+    high: float
+    judge_only: Interval = Field(description="(estimate, low, high) from the judge's verdicts alone (blind to bias).")
+    labels_only: Interval = Field(description="(estimate, low, high) from the labels alone.")
+    n_items: int = Field(description="Items the judge scored and the estimate covers (labelled ones included).")
+    n_labelled: int
+    effective_labels: float
+    lam: float = Field(description="PPI++'s power-tuned weight of the judge, in [0, 1] (0: the labels alone).")
+    small_sample: bool = Field(description="t quantiles and unbiased variances (True) or the plain CLT interval.")
+    pass_threshold: float | None = None
+    notes: tuple[str, ...] = Field((), description="What the numbers rest on when it is not the usual.")
+
+    @property
+    def width(self) -> float:
+        return self.high - self.low
+
+    def to_df(self) -> pd.DataFrame:
+        """One row per method (ppi, labels only, judge only): estimate, low, high, width, n (items whose data it
+        used) and labels (how many of them a person labelled)."""
+        rows = [
+            (self.estimate, self.low, self.high, self.n_items, self.n_labelled),
+            (*self.labels_only, self.n_labelled, self.n_labelled),
+            (*self.judge_only, self.n_items, 0),
+        ]
+        frame = pd.DataFrame(rows, columns=["estimate", "low", "high", "n", "labels"])
+        frame.insert(0, "method", list(METHODS))
+        frame.insert(4, "width", frame["high"] - frame["low"])
+        return frame
+
+    def chart(self) -> alt.LayerChart:
+        """The three intervals side by side, with tooltips."""
+        from ._chart import quality_chart
+
+        return quality_chart(self)
+
+    def summary(self) -> str:
+        """One sentence: the estimate with its interval, the two others, and what the judge was worth."""
+        labels, judge = self.labels_only, self.judge_only
+        return (
+            f"{self.metric} {self.estimate:.3f} [{self.low:.3f}, {self.high:.3f}] ({self.confidence:.0%}, PPI++ on "
+            f"{self.n_labelled} labels and {self.n_items} judged items, λ = {self.lam:.2f}); labels only "
+            f"{labels[0]:.3f} [{labels[1]:.3f}, {labels[2]:.3f}], judge only {judge[0]:.3f} "
+            f"[{judge[1]:.3f}, {judge[2]:.3f}]; the judge was worth {self.effective_labels:.1f} labels"
+        )
+
+    def __repr__(self) -> str:
+        return f"QualityEstimate({self.summary()})"
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def _repr_html_(self) -> str:
+        notes = "".join(f"<li>{html.escape(note)}</li>" for note in self.notes)
+        table = self.to_df().round(4).to_html(index=False)
+        return f"<p>{html.escape(self.summary())}</p>{table}" + (f"<ul>{notes}</ul>" if notes else "")
+
+
+def estimate_quality(
+    judge_scores: Any,
+    human_labels: Any,
+    metric: Metric = "mean",
+    confidence: float = 0.95,
+    *,
+    pass_threshold: float = 0.5,
+    small_sample: bool = True,
+) -> QualityEstimate:
+    """Estimate a quality metric from the judge's verdicts on every item and a person's labels on a few.
+
+    The estimate is PPI++ (Angelopoulos, Duchi & Zrnic 2023): the judge's mean on the unlabelled items (PPI's N
+    sample, independent of the n labelled ones), weighted by a tuned λ in [0, 1], corrected by the judge's error on
+    the labelled ones; the judge-only estimate is its mean on every item. It stays unbiased however biased the
+    judge is, and its interval is narrower than the labels' alone by about sqrt(1 − ρ²) when the judge's verdicts
+    correlate ρ with the labels (about as wide when the judge knows nothing).
+
+    - `judge_scores`: a Series over all items (index = item id), a JudgeResult or PanelResult (per-item aggregate,
+      indexed by position), a list of pairwise results or a compare_many table (its `winner`).
+    - `human_labels`: a Series (or dict, or a table with a `label` column such as `LabelQueue.labels`) on a subset
+      of the same ids; None / NaN labels count as unlabelled.
+    - `metric`: "mean" (scores and labels in [0, 1]), "pass_rate" (score ≥ `pass_threshold`; labels pass/fail,
+      1/0 or True/False) or "win_rate" ("A" / "B" / "tie", A's win counting 1 and a tie ½).
+    - `small_sample=True`: Student-t intervals with the degrees of freedom the labels leave (n − 2 for PPI++
+      when its fitted λ lets the judge in; n − 1 for the labels alone), and for pass_rate / win_rate two
+      pseudo-disagreements in the variance (a judge may agree on all n labelled items and still err on a few
+      percent of the rest). In
+      simulation they covered 94–99 % at nominal 95 % with 10–50 labels, where the normal intervals fell to
+      77–95 %. False gives the asymptotic CLT intervals, equal to `ppi-python`'s `ppi_mean_ci`.
+
+    What it needs: the labelled items must be a random sample of the items (not the ones the judge failed, not the
+    first rows of a sorted table). A judge that failed on a labelled item is an error; unlabelled items it failed on
+    are left out with a warning, so the estimate covers the items the judge could score (unbiased for all of them
+    only if its failures are unrelated to quality).
+    """
+    metric = check_options(metric, confidence, pass_threshold)
+    threshold = float(pass_threshold)
+    scores = judge_series(judge_scores)
+    labels = label_series(human_labels)
+    check_unique(scores, "judge_scores")
+    check_unique(labels, "human_labels")
+    if len(labels) == 0:
+        raise InputError("no labels: human_labels holds no label for any item (None and NaN count as unlabelled)")
+    unknown = labels.index[~labels.index.isin(scores.index)]
+    if len(unknown):
+        raise InputError(
+            f"{len(unknown)} labelled item(s) were not scored by the judge (not in judge_scores' index): "
+            f"{few(unknown)}; labels must be on a subset of the judged items' ids"
+        )
+    if len(labels) < 2:
+        raise InputError(f"one label is not enough for an interval: label at least 2 items (got {len(labels)})")
+    f_all = pd.Series(encode(scores, metric, "judge", threshold), index=scores.index)
+    y = encode(labels, metric, "label", threshold)
+    f_labelled = f_all.loc[labels.index].to_numpy()
+    failed = np.isnan(f_labelled)
+    if failed.any():
+        raise InputError(
+            f"the judge has no score for {int(failed.sum())} labelled item(s) ({few(labels.index[failed])}); "
+            "rerun the judge on them or leave their labels out"
+        )
+    notes: list[str] = []
+    unlabelled = f_all[~f_all.index.isin(labels.index)]
+    dropped = int(unlabelled.isna().sum())
+    if dropped:
+        message = (
+            f"the judge has no score for {dropped} of {len(unlabelled)} unlabelled items; they are left out, so the "
+            "estimate covers the items it scored (valid for all only if its failures are unrelated to quality)"
+        )
+        warnings.warn(message, RuntimeWarning, stacklevel=2)
+        notes.append(message)
+    f_unlabelled = unlabelled.dropna().to_numpy()
+    return _estimate(metric, float(confidence), y, f_labelled, f_unlabelled, small_sample, threshold, notes)
+
+
+def _estimate(
+    metric: Metric,
+    confidence: float,
+    y: np.ndarray,
+    f_labelled: np.ndarray,
+    f_unlabelled: np.ndarray,
+    small_sample: bool,
+    threshold: float,
+    notes: list[str],
+) -> QualityEstimate:
+    n = len(y)
+    corners = small_sample and metric != "mean"
+    labels = labels_mean(y, small_sample=small_sample, corners=corners)
+    judge = judge_mean(np.concatenate([f_labelled, f_unlabelled]), small_sample=small_sample)
+    ppi: MeanEstimate
+    if len(f_unlabelled) == 0:
+        notes.append("every judged item is labelled: the judge adds nothing, the estimate is the labels'")
+        ppi = labels
+    elif small_sample and n < 3:
+        notes.append("2 labels leave no degree of freedom to tune λ: the estimate is the labels'")
+        ppi = ppi_mean(y, f_labelled, f_unlabelled, lam=0.0, small_sample=small_sample, corners=corners)
+    else:
+        ppi = ppi_mean(y, f_labelled, f_unlabelled, small_sample=small_sample, corners=corners)
+    if np.ptp(y) == 0 and not corners:
+        notes.append(
+            f"all {n} labels are {y[0]:g}: an interval from a normal approximation cannot see a rate it has not "
+            "observed and is too narrow; label more items"
+        )
+    if not corners and n and np.allclose(y, f_labelled):
+        notes.append(
+            f"the judge's score equals the label on all {n} labelled items: the interval cannot see errors rarer "
+            f"than about 3/{n} of items; label more to rule them out"
+        )
+    ppi_var, labels_var = float(ppi.se) ** 2, float(labels.se) ** 2
+    effective = n * labels_var / ppi_var if ppi_var > 0 else float(n if labels_var == 0 else np.inf)
+    low, high = ppi.interval(confidence)
+    return QualityEstimate(
+        metric=metric,
+        confidence=confidence,
+        estimate=float(ppi.estimate),
+        low=float(low),
+        high=float(high),
+        judge_only=_triple(judge, confidence),
+        labels_only=_triple(labels, confidence),
+        n_items=n + len(f_unlabelled),
+        n_labelled=n,
+        effective_labels=effective,
+        lam=float(ppi.lam),
+        small_sample=small_sample,
+        pass_threshold=threshold if metric == "pass_rate" else None,
+        notes=tuple(notes),
+    )
+
+
+def _triple(estimate: MeanEstimate, confidence: float) -> Interval:
+    low, high = estimate.interval(confidence)
+    return float(estimate.estimate), float(low), float(high)
