@@ -253,6 +253,92 @@ def report(rows: list[dict[str, Any]], draws: int) -> dict[str, bool]:
     return results
 
 
+def simulated_arena(args: argparse.Namespace) -> pd.DataFrame:
+    """Tournament ratings corrected with a few human comparisons (`jw.corrected_ranking`, issue 24 part 2).
+
+    Simulated arenas: 4 candidates of Bradley–Terry strengths 0.9, 0.3, −0.2, −1.0 in the person's eyes, 40 round
+    robins (240 comparisons); a judge that agrees with the person on 85 % of comparisons and sides with the
+    weakest candidate half the times it plays; n of them labelled at random. Per method (corrected, judge only,
+    labels only): coverage of each candidate's rating (centred strengths on the Elo scale) and win rate (its
+    expected share of points over its comparisons), pooled over candidates, their mean widths, and the share of
+    draws whose order is the person's. Coverage counts the draws with an interval (`defined`: the labels have a
+    Bradley–Terry fit, a win rate's labels are not unanimous; otherwise `corrected_ranking` gives none and says
+    why). Draws per n: a tenth of --draws (at least 100)."""
+    rng = np.random.default_rng(args.seed)
+    strengths = np.array([0.9, 0.3, -0.2, -1.0])
+    names = [f"m{c}" for c in range(len(strengths))]
+    rating = 1000 + 400 / math.log(10) * (strengths - strengths.mean())  # the ratings' Elo scale
+    first, second = np.triu_indices(len(strengths), 1)
+    draws = max(100, args.draws // 10)
+    rows = []
+    for n in args.ns:
+        hits: dict[str, list[np.ndarray]] = {}
+        for _ in range(draws):
+            a, b = np.tile(first, 40), np.tile(second, 40)
+            flip = rng.random(len(a)) < 0.5
+            a, b = np.where(flip, b, a), np.where(flip, a, b)
+            p = 1 / (1 + np.exp(-(strengths[a] - strengths[b])))
+            human = rng.random(len(a)) < p
+            judge = np.where(rng.random(len(a)) < 0.85, human, ~human)
+            judge = np.where(((a == 3) | (b == 3)) & (rng.random(len(a)) < 0.5), a == 3, judge)
+            arena = pd.DataFrame(
+                {"model_a": np.array(names)[a], "model_b": np.array(names)[b], "winner": np.where(judge, "A", "B")}
+            )
+            labels = pd.Series(np.where(human, "A", "B")).iloc[rng.choice(len(a), min(n, len(a)), replace=False)]
+            fixed = jw.corrected_ranking(arena, labels).ranking.set_index("candidate").loc[names]
+            share = np.array([np.mean(np.where(a == c, p, 1 - p)[(a == c) | (b == c)]) for c in range(len(names))])
+            for method, prefix, wins in (
+                ("corrected", "", "win_rate"),
+                ("judge only", "judge_only_", "judge_win_rate"),
+                ("labels only", "labels_only_", "labels_win_rate"),
+            ):
+                low, high = fixed[f"{prefix}ci_low"].to_numpy(), fixed[f"{prefix}ci_high"].to_numpy()
+                order = list(fixed[f"{prefix}rating"].sort_values(ascending=False).index)
+                hits.setdefault(method, []).append(
+                    np.concatenate(
+                        [
+                            (low <= rating) & (rating <= high),
+                            high - low,
+                            [order == names and not fixed[f"{prefix}rating"].isna().any()],
+                            np.abs(fixed[wins].to_numpy() - share),
+                        ]
+                    )
+                )
+                if method == "corrected":
+                    w_low, w_high = fixed["win_rate_low"].to_numpy(), fixed["win_rate_high"].to_numpy()
+                    hits.setdefault("corrected win rate", []).append(
+                        np.concatenate([(w_low <= share) & (share <= w_high), w_high - w_low])
+                    )
+        k = len(names)
+        for method, values in hits.items():
+            table = np.array(values, dtype=float)
+            if method == "corrected win rate":
+                bounded = ~np.isnan(table[:, k:])
+                coverage, width = table[:, :k][bounded].mean(), table[:, k:][bounded].mean()
+                rows.append({"n": n, "method": method, "coverage": coverage, "width": width, "defined": bounded.mean()})
+                continue
+            defined = ~np.isnan(table[:, k])
+            rows.append(
+                {
+                    "n": n,
+                    "method": method,
+                    "coverage": table[defined, :k].mean() if defined.any() else np.nan,
+                    "width": np.nanmean(table[:, k : 2 * k]) if defined.any() else np.nan,
+                    "true_order": table[:, 2 * k].mean(),
+                    "win_rate_error": np.nanmean(table[:, 2 * k + 1 :]),
+                    "defined": defined.mean(),
+                }
+            )
+    frame = pd.DataFrame(rows)
+    print(
+        f"\nArena ({draws} draws per n): 4 candidates, 240 comparisons, a judge right on 85 % that sides with the "
+        "weakest\nhalf the time it plays; ratings (Elo scale) and win rates corrected with n human verdicts, "
+        f"{CONFIDENCE:.0%} intervals"
+    )
+    print(frame.round(3).to_string(index=False))
+    return frame
+
+
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     """Run the simulation (and the PandaLM resample when verdicts are given); returns the simulated rows."""
     args = parse_args(argv)
@@ -275,6 +361,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         print(pd.DataFrame(panda).round(4).to_string(index=False))
     else:
         print("\nPandaLM: no judge verdicts given (--pandalm-verdicts verdicts.csv; the model run is separate)")
+    simulated_arena(args)
     print(f"\n{time.perf_counter() - started:.1f} s")
     return rows
 

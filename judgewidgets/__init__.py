@@ -50,6 +50,7 @@ from .estimates import QualityEstimate, estimate_quality
 from .labels import LabelStore
 from .meta_eval import MetaEvaluation, ameta_evaluate, meta_evaluate
 from .pairwise import (
+    CorrectedRanking,
     PairExample,
     PairwiseJudge,
     PairwisePanel,
@@ -57,6 +58,7 @@ from .pairwise import (
     Tournament,
     TournamentResult,
     bradley_terry,
+    corrected_ranking,
     elo,
     position_bias,
 )
@@ -124,6 +126,7 @@ __all__ = [
     "CascadeResult",
     "CascadeTargetPicker",
     "ConfigurationError",
+    "CorrectedRanking",
     "Criterion",
     "CriterionGrader",
     "CriterionOption",
@@ -185,6 +188,7 @@ __all__ = [
     "aspects",
     "bradley_terry",
     "cascade",
+    "corrected_ranking",
     "datasets",
     "distributed",
     "elo",

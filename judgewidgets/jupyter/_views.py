@@ -19,16 +19,30 @@ from ._explorer import _score
 
 
 class TournamentView:
-    """Ranking with intervals, the win-rate matrix and the ranking table of a TournamentResult."""
+    """Ranking with intervals, the win-rate matrix and the ranking table of a TournamentResult.
 
-    def __init__(self, result: Any) -> None:
+    `corrected`: a CorrectedRanking (`result.corrected(labels)`), or the human labels themselves, adds the
+    ratings corrected with them beside the judge's own — one chart of both intervals per candidate, with the
+    corrected table and what it rests on below."""
+
+    def __init__(self, result: Any, corrected: Any = None) -> None:
         import ipywidgets as w
+
+        from ..pairwise import CorrectedRanking
 
         self.result = result
         self.ratings = chart_widget(result.ratings_chart())
         self.matrix = chart_widget(result.win_matrix_chart())
         table = w.HTML(result.ranking.to_html(index=False, float_format=lambda v: f"{v:.2f}"))
-        self.widget = w.VBox([w.HBox([self.ratings, self.matrix]), table])
+        parts: list[Any] = [w.HBox([self.ratings, self.matrix]), table]
+        if corrected is not None and not isinstance(corrected, CorrectedRanking):
+            corrected = result.corrected(corrected)
+        self.corrected: CorrectedRanking | None = corrected
+        self.corrected_chart: Any = None
+        if corrected is not None:
+            self.corrected_chart = chart_widget(corrected.chart())
+            parts += [self.corrected_chart, w.HTML(corrected._repr_html_())]
+        self.widget = w.VBox(parts)
         self.widget.add_class("judgewidgets-tournament")
 
     def _ipython_display_(self) -> None:

@@ -5,6 +5,7 @@ pj = jw.PairwiseJudge(model="local", aspects=["accuracy", "clarity"])
 r = pj.compare(question, response_a, response_b)       # r.winner, r.consistent, r.confidence
 tr = jw.Tournament(pj, format="adaptive").run(questions, {"v1": [...], "v2": [...], "v3": [...]})
 tr.ranking, tr.chart()
+tr.corrected(human_labels).ranking                       # ratings corrected with a few human verdicts (PPI++)
 jw.bradley_terry(battles_df)                             # any (model_a, model_b, winner) table
 jw.position_bias(verdicts_df)                           # any table of verdicts in both orders
 ```
@@ -12,6 +13,7 @@ jw.position_bias(verdicts_df)                           # any table of verdicts 
 
 from ._adaptive import Adaptive
 from ._bias import flips_by_gap, position_bias, verdicts_long
+from ._corrected import CorrectedRanking, corrected_ranking
 from ._formats import PairingFormat, RoundRobin, Swiss
 from ._games import kendall_tau
 from ._judge import BUILTIN_ASPECTS, Comparison, PairwiseComparer, PairwiseJudge
@@ -29,6 +31,7 @@ __all__ = [
     "Adaptive",
     "BradleyTerry",
     "Comparison",
+    "CorrectedRanking",
     "Elo",
     "OrderVerdict",
     "PairExample",
@@ -48,6 +51,7 @@ __all__ = [
     "TournamentState",
     "WinRate",
     "bradley_terry",
+    "corrected_ranking",
     "elo",
     "flips_by_gap",
     "kendall_tau",

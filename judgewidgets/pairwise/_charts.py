@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -70,3 +70,67 @@ def stability_chart(stability: pd.DataFrame) -> alt.Chart:
         )
         .properties(title="Ranking stability over the budget", width=420, height=180)
     )
+
+
+_METHOD_COLOURS = {"corrected": "#1f77b4", "judge only": "#9e9e9e", "labels only": "#2ca02c"}
+
+
+def corrected_chart(long: pd.DataFrame, ranking: pd.DataFrame, confidence: float) -> alt.HConcatChart:
+    """Per candidate (best corrected first), the corrected, judge-only and labels-only ratings as points with
+    their intervals as bars, side by side; beside it the win rates the same way (points only where defined)."""
+    import altair as alt
+
+    order = list(ranking["candidate"])
+    methods = [m for m in _METHOD_COLOURS if long.loc[long["method"] == m, "rating"].notna().any()]
+    data = long[long["method"].isin(methods)]
+    y = alt.Y("candidate:N", sort=order, title=None)
+    offset = alt.YOffset("method:N", sort=methods)
+    colour = alt.Color(
+        "method:N",
+        sort=methods,
+        scale=alt.Scale(domain=methods, range=[_METHOD_COLOURS[m] for m in methods]),
+        title=None,
+    )
+    tooltip: list[Any] = [
+        "candidate:N",
+        "method:N",
+        alt.Tooltip("rating:Q", format=".0f"),
+        alt.Tooltip("ci_low:Q", format=".0f"),
+        alt.Tooltip("ci_high:Q", format=".0f"),
+        alt.Tooltip("win_rate:Q", format=".3f"),
+        "labelled:Q",
+    ]
+    base = alt.Chart(data).encode(y=y, yOffset=offset, color=colour, tooltip=tooltip)
+    bars = base.mark_rule(strokeWidth=3, opacity=0.8).encode(
+        x=alt.X("ci_low:Q", title="rating (Elo scale)", scale=alt.Scale(zero=False)), x2="ci_high:Q"
+    )
+    points = base.mark_point(filled=True, size=60).encode(x="rating:Q")
+    height = max(140, 20 * len(order) * len(methods))
+    title = f"Ratings: corrected vs judge only ({confidence:.0%} intervals)"
+    ratings = (bars + points).properties(title=title, width=320, height=height)
+    wins = ranking.assign(method="corrected")
+    judge = ranking.assign(method="judge only", win_rate=ranking["judge_win_rate"])
+    win_data = pd.concat([wins, judge], ignore_index=True)
+    win_base = alt.Chart(win_data).encode(
+        y=y,
+        yOffset=alt.YOffset("method:N", sort=["corrected", "judge only"]),
+        color=colour,
+        tooltip=[
+            "candidate:N",
+            "method:N",
+            alt.Tooltip("win_rate:Q", format=".3f"),
+            alt.Tooltip("win_rate_low:Q", format=".3f"),
+            alt.Tooltip("win_rate_high:Q", format=".3f"),
+        ],
+    )
+    win_bars = (
+        win_base.transform_filter(alt.datum.method == "corrected")
+        .mark_rule(strokeWidth=3)
+        .encode(
+            x=alt.X("win_rate_low:Q", title="win rate (ties half)", scale=alt.Scale(domain=[0, 1])),
+            x2="win_rate_high:Q",
+        )
+    )
+    win_points = win_base.mark_point(filled=True, size=60).encode(x="win_rate:Q")
+    win_rates = (win_bars + win_points).properties(title="Win rates", width=240, height=height)
+    return alt.hconcat(ratings, win_rates)

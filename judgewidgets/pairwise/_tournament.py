@@ -15,6 +15,7 @@ from .._records import _as_text_list
 from .._run import run_scope
 from .._runner import run_sync
 from ._bradley_terry import fit, game_matrices, mle_exists
+from ._corrected import CorrectedRanking, corrected_ranking
 from ._formats import PairingFormat, get_format
 from ._games import Games, kendall_tau
 from ._judge import PairwiseComparer, PairwiseJudge
@@ -38,6 +39,8 @@ class TournamentResult:
     comparison, order (and judge, for panels): pair_id, batch, question_index, model_a, model_b, judge, swapped,
     winner (this order's, in the pair's own A/B terms), verdict, confidence, outcome (the comparison's debiased
     winner), consistent, error. `jw.bradley_terry(matches)` and `jw.position_bias(matches)` read it directly.
+    `questions`: the questions asked, question_index their position. `corrected(human_labels)` corrects the
+    ratings with a person's verdicts on some of the comparisons.
     """
 
     ranking: pd.DataFrame
@@ -47,6 +50,7 @@ class TournamentResult:
     rating: str
     budget: int
     stability: pd.DataFrame = field(default_factory=pd.DataFrame)
+    questions: list[str] = field(default_factory=list)
 
     def _repr_html_(self) -> str:
         shown = self.ranking[[c for c in RANKING_COLUMNS if c in self.ranking.columns]]
@@ -77,6 +81,25 @@ class TournamentResult:
             games.loc[a, b] += 1
             games.loc[b, a] += 1
         return points / games.where(games > 0)
+
+    def corrected(self, human_labels: Any, confidence: float = 0.95, *, small_sample: bool = True) -> CorrectedRanking:
+        """Ratings and win rates corrected with a person's verdicts on a random subset of the comparisons
+        (prediction-powered Bradley–Terry, Boyeau et al. 2024), beside the judge's own and the labels' alone.
+
+        `human_labels`: "A" / "B" / "tie" per labelled comparison, as a Series on `matches`' pair_id (in the
+        comparison's own model_a / model_b terms, as its `outcome`), or a table of model_a, model_b, question
+        (its text) or question_index, and winner, matched to that pair's comparison on that question in either
+        order. See `jw.corrected_ranking` for what it guarantees and the errors. The judge-only rating here is
+        Bradley–Terry on the debiased outcomes, so it can differ slightly from `ranking`, whose fit also models
+        the first slot."""
+        return corrected_ranking(
+            self.matches,
+            human_labels,
+            confidence,
+            small_sample=small_sample,
+            candidates=self.candidates,
+            questions=self.questions,
+        )
 
     def ratings_chart(self) -> alt.LayerChart:
         from ._charts import ratings_chart
@@ -205,6 +228,7 @@ class Tournament:
             rating=self.rating.name,
             budget=budget,
             stability=stability(matches, names),
+            questions=list(asked),
         )
 
     async def _play(self, proposal, asked, answers, refs, names, state, session, bar, rows) -> None:
