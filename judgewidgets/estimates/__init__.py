@@ -7,7 +7,7 @@ est.to_df(), est.chart()
 ```
 """
 
-from ._ppi import MeanEstimate, judge_mean, labels_mean, ppi_mean, tuned_lambda
+from .._ppi import MeanEstimate, judge_mean, labels_mean, ppi_mean, tuned_lambda
 from ._quality import QualityEstimate, estimate_quality
 
 __all__ = [

@@ -12,8 +12,8 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from .._errors import InputError
+from .._ppi import MeanEstimate, judge_mean, labels_mean, ppi_mean
 from ._inputs import Metric, check_options, check_unique, encode, few, judge_series, label_series
-from ._ppi import MeanEstimate, judge_mean, labels_mean, ppi_mean
 
 if TYPE_CHECKING:
     import altair as alt

@@ -18,17 +18,15 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigurationError, InputError
+from .._ppi import judge_mean, ppi_mean
 from ._bradley_terry import mle_exists
 from ._human_labels import candidate_names, check_connected, comparisons_table, human_verdicts
 from ._ratings import ELO_BASE, ELO_PER_LOG_STRENGTH
 from ._rectified import (
     Comparisons,
-    Rectified,
     classical_bradley_terry,
     critical_value,
-    judge_win_rate,
     ppi_bradley_terry,
-    ppi_win_rate,
 )
 
 if TYPE_CHECKING:
@@ -331,8 +329,10 @@ def _unbeaten(labelled: Comparisons, names: list[str]) -> str:
 def _win_rates(
     table: pd.DataFrame, human: pd.Series, names: list[str], confidence: float, small: bool, notes: list[str]
 ) -> dict[str, np.ndarray]:
-    """Each candidate's share of points over its comparisons (ties half), by PPI++ for a mean on them: the
-    judge's share corrected by its error on the labelled ones, clipped to [0, 1]."""
+    """Each candidate's share of points over its comparisons (ties half), by PPI++ for a mean on them (the one in
+    `judgewidgets._ppi`, as `estimate_quality` computes it): the judge's share corrected by its error on the
+    labelled ones, clipped to [0, 1]. With `small`, the small-sample interval of `estimate_quality` (t quantiles
+    and two pseudo-disagreements), which stays valid when every label went the same way."""
     out = {c: np.full(len(names), np.nan) for c in ("win_rate", "win_rate_low", "win_rate_high")}
     out["judge_win_rate"] = np.full(len(names), np.nan)
     out["labels_win_rate"] = np.full(len(names), np.nan)
@@ -346,24 +346,25 @@ def _win_rates(
         f = np.where(as_a, judge, 1.0 - judge)[mine]
         y = np.where(as_a, person, 1.0 - person)[mine]
         seen = ~np.isnan(y)
-        out["judge_win_rate"][i] = judge_win_rate(f, small_sample=small).theta[0]
+        out["judge_win_rate"][i] = float(judge_mean(f, small_sample=small).estimate)
         if seen.sum() < 2:
             few.append(name)
             continue
         out["labels_win_rate"][i] = y[seen].mean()
         lam = 0.0 if small and seen.sum() < 3 else None  # a tuned λ would leave the t interval no degree of freedom
-        estimate: Rectified = ppi_win_rate(y[seen], f[seen], f[~seen], lam, small_sample=small)
+        estimate = ppi_mean(y[seen], f[seen], f[~seen], lam, small_sample=small, corners=small)
         low, high = estimate.interval(confidence)
-        out["win_rate"][i] = np.clip(estimate.theta[0], 0.0, 1.0)
-        if np.ptp(y[seen]) == 0:  # a normal interval cannot see a rate the labels never showed
+        out["win_rate"][i] = np.clip(float(estimate.estimate), 0.0, 1.0)
+        if not small and np.ptp(y[seen]) == 0:  # a CLT interval cannot see a rate the labels never showed
             unanimous.append(name)
             continue
-        out["win_rate_low"][i], out["win_rate_high"][i] = max(low[0], 0.0), min(high[0], 1.0)
+        out["win_rate_low"][i], out["win_rate_high"][i] = max(float(low), 0.0), min(float(high), 1.0)
     if few:
         notes.append(f"fewer than 2 labelled comparisons involve {', '.join(few)}: no corrected win rate for them")
     if unanimous:
         notes.append(
             f"every labelled comparison of {', '.join(unanimous)} went the same way: their win rates are shown "
-            "without an interval (a normal interval cannot see a rate the labels never showed); label more"
+            "without an interval (a CLT interval cannot see a rate the labels never showed); label more, or keep "
+            "small_sample=True"
         )
     return out

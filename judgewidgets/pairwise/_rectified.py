@@ -269,36 +269,3 @@ def classical_bradley_terry(games: Comparisons, *, small_sample: bool = True) ->
     empty = Comparisons(games.k, games.a[:0], games.b[:0], games.score[:0])
     estimate = ppi_bradley_terry(games, games.score, empty, lam=0.0, small_sample=small_sample)
     return Rectified(estimate.theta, estimate.cov, 0.0, estimate.df, estimate.penalised)
-
-
-# --- Win rates ----------------------------------------------------------------------------------------------
-
-
-def ppi_win_rate(
-    y: np.ndarray, judged: np.ndarray, unlabelled: np.ndarray, lam: float | None = None, *, small_sample: bool = True
-) -> Rectified:
-    """PPI++ for a mean (a candidate's share of points): λ·mean_N(f) + mean_n(y − λ·f), λ tuned at the λ = 1 fit
-    as `ppi_mean_ci` does. Its CLT variances use ddof 0 as `ppi_mean_ci` does; `small_sample` uses ddof 1 and
-    Student's t with n − 1 degrees of freedom (n − 2 when a tuned λ lets the judge in), as `estimate_quality`
-    does."""
-    y, f, fu = (np.asarray(v, dtype=float).reshape(-1, 1) for v in (y, judged, unlabelled))
-    n, N = len(y), len(fu)
-    eye = np.eye(1)
-    if N == 0:
-        lam = 0.0
-    if lam is None:
-        theta = fu.mean(0) + (y - f).mean(0)
-        lam = tuned_lambda(theta - y, theta - f, theta - fu, eye) if n > 1 else 0.0
-    theta = (lam * fu).mean(0) + (y - lam * f).mean(0) if N else y.mean(0)
-    ddof = 1 if small_sample else 0
-    cov = rectified_covariance(theta - y, theta - f, theta - fu, eye, lam, ddof)
-    df = n - 1 - int(lam > 0) if small_sample else None
-    return Rectified(theta, cov, float(lam), df)
-
-
-def judge_win_rate(judged: np.ndarray, *, small_sample: bool = True) -> Rectified:
-    """The judge alone on all of a candidate's comparisons: the mean of its scores and their interval."""
-    f = np.asarray(judged, dtype=float)
-    ddof = 1 if small_sample else 0
-    var = f.var(ddof=ddof) if len(f) > ddof else 0.0
-    return Rectified(np.array([f.mean()]), np.array([[var / len(f)]]), np.nan, len(f) - 1 if small_sample else None)

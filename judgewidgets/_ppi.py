@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..sequential import t_quantile, z_quantile
+from .sequential import t_quantile, z_quantile
 
 
 @dataclass(frozen=True)
