@@ -7,6 +7,7 @@ other folds (nested), so the agreement measured on it is agreement on labels the
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -66,16 +67,36 @@ def hit_rate(predicted: np.ndarray, truth: np.ndarray) -> float:
     return float((predicted[ok] == truth[ok]).mean()) if ok.any() else float("nan")
 
 
+# A candidate displaces the judge as given only when, on the items where the two disagree, it is right more often
+# than a coin would be at this one-sided level (an exact sign test): with 25 labels a gain of two items is noise.
+KEEP_LEVEL = 0.1
+
+
+def sign_test(wins: int, losses: int) -> float:
+    """One-sided exact p-value of `wins` or more among `wins + losses` fair coin flips."""
+    n = wins + losses
+    return sum(math.comb(n, k) for k in range(wins, n + 1)) / 2**n if n else 1.0
+
+
 def choose(candidates: Sequence[Candidate], labels: Labels, folds: np.ndarray, within: np.ndarray | None = None) -> int:
-    """Index of the candidate with the best cross-validated accuracy inside `within` (the first among equals:
-    candidates come simplest first, so a lever is kept only when it earns its place)."""
+    """Index of the candidate kept inside `within`: the one with the best cross-validated accuracy among those
+    that beat the first (the judge as given) by an exact sign test at KEEP_LEVEL on the items where they differ,
+    else the first. Candidates come simplest first and the first among equals wins, so a lever is kept only
+    when it earns its place."""
     within = np.ones(len(labels), dtype=bool) if within is None else within
-    scores = []
+    truth = labels.codes[within]
+    right = []
     for candidate in candidates:
-        predicted = crossfit(candidate, labels, folds, within)
-        rate = hit_rate(predicted[within], labels.codes[within])
-        scores.append(-1.0 if np.isnan(rate) else rate)
-    return int(np.argmax(np.round(scores, 12)))
+        predicted = crossfit(candidate, labels, folds, within)[within]
+        right.append((predicted != MISSING) & (predicted == truth))
+    scores = [float(r.mean()) if len(r) else -1.0 for r in right]
+    best = 0
+    for i in range(1, len(candidates)):
+        wins = int((right[i] & ~right[0]).sum())
+        losses = int((right[0] & ~right[i]).sum())
+        if sign_test(wins, losses) <= KEEP_LEVEL and round(scores[i], 12) > round(scores[best], 12):
+            best = i
+    return best
 
 
 def nested_predictions(
