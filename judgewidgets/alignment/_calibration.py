@@ -41,15 +41,19 @@ class ScoreCalibration(BaseModel):
         return self
 
     @classmethod
-    def fit(cls, scores: Sequence[float] | np.ndarray, targets: Sequence[float] | np.ndarray) -> ScoreCalibration:
-        """The least-squares non-decreasing fit of `targets` on `scores` (NaN scores dropped)."""
+    def fit(
+        cls, scores: Sequence[float] | np.ndarray, targets: Sequence[float] | np.ndarray, prior: float = 1.0
+    ) -> ScoreCalibration:
+        """The least-squares non-decreasing fit of `targets` on `scores` (NaN scores dropped), each pooled block's
+        value drawn towards 0.5 by `prior` pseudo-observations (the Laplace rule: a block of 3 passes maps to 0.8,
+        not to a certain 1.0 that three labels cannot show); `prior=0` is plain isotonic regression."""
         s = np.asarray(scores, dtype=float)
         t = np.asarray(targets, dtype=float)
         keep = ~np.isnan(s) & ~np.isnan(t)
         s, t = s[keep], t[keep]
         if len(s) == 0:
             raise ConfigurationError("no scored, labelled items to calibrate on")
-        x, y = isotonic_fit(s, t)
+        x, y = isotonic_fit(s, t, prior)
         return cls(x=tuple(float(v) for v in x), y=tuple(float(v) for v in y))
 
     def __call__(self, score: float) -> float:
@@ -66,26 +70,40 @@ class ScoreCalibration(BaseModel):
         return out
 
 
-def isotonic_fit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def isotonic_fit(x: np.ndarray, y: np.ndarray, prior: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Knots of the isotonic (non-decreasing) least-squares fit of y on x: equal x values pooled first, then
-    adjacent violators pooled (the PAV algorithm). Agrees with scikit-learn's IsotonicRegression (tests)."""
+    adjacent violators pooled (the PAV algorithm); with `prior`, each block then takes `prior` pseudo-observations
+    of 0.5 and is pooled again where that made neighbours cross. With prior 0 it agrees with scikit-learn's
+    IsotonicRegression (tests)."""
     order = np.argsort(x, kind="mergesort")
     x, y = x[order], y[order]
     xs, starts = np.unique(x, return_index=True)
     sums = np.add.reduceat(y, starts)
     counts = np.diff(np.append(starts, len(y))).astype(float)
-    means: list[float] = []
-    weights: list[float] = []
-    sizes: list[int] = []
-    for total, count in zip(sums, counts):
-        means.append(total / count)
-        weights.append(count)
-        sizes.append(1)
-        while len(means) > 1 and means[-2] > means[-1]:
-            w = weights[-2] + weights[-1]
-            m = (means[-2] * weights[-2] + means[-1] * weights[-1]) / w
-            size = sizes[-2] + sizes[-1]
-            del means[-1], weights[-1], sizes[-1]
-            means[-1], weights[-1], sizes[-1] = m, w, size
+    means, weights, sizes = _pool(sums / counts, counts, np.ones(len(counts), dtype=int), merge_equal=prior > 0)
+    if prior > 0:  # each block of equal fitted values is one estimate: draw it towards 0.5, then re-pool
+        shrunk = (means * weights + 0.5 * prior) / (weights + prior)
+        means, weights, sizes = _pool(shrunk, weights + prior, sizes)
     fitted = np.repeat(means, sizes)
     return xs, np.clip(fitted, 0.0, 1.0)
+
+
+def _pool(
+    values: np.ndarray, weights: np.ndarray, sizes: np.ndarray, merge_equal: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pool adjacent violators: blocks (mean, weight, how many knots) that no longer decrease (nor stay level,
+    with `merge_equal`)."""
+    means: list[float] = []
+    pooled: list[float] = []
+    counts: list[int] = []
+    for value, weight, size in zip(values, weights, sizes):
+        means.append(float(value))
+        pooled.append(float(weight))
+        counts.append(int(size))
+        while len(means) > 1 and (means[-2] > means[-1] or (merge_equal and means[-2] == means[-1])):
+            w = pooled[-2] + pooled[-1]
+            m = (means[-2] * pooled[-2] + means[-1] * pooled[-1]) / w
+            c = counts[-2] + counts[-1]
+            del means[-1], pooled[-1], counts[-1]
+            means[-1], pooled[-1], counts[-1] = m, w, c
+    return np.array(means), np.array(pooled), np.array(counts)

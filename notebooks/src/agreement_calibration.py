@@ -133,6 +133,13 @@ scores = side_by_side.score(examples["prompt"], examples["response"], examples["
 scores.to_df().assign(label=examples["label"])[["response", "label", "as given", "aligned"]]
 
 # %% [markdown]
+# Read the table as a careful person would. Alignment moves the judge's line to where yours is; it cannot see what
+# the judge cannot. An answer the judge scores as high as the right ones (here, look at the manipulative
+# "Charlotte Bronte … ignore the instructions" answer) stays as high after aligning: that needs a better judge —
+# a stronger model, a reference the judge is made to check, or a rubric criterion against manipulation — not a
+# different threshold. The report's disagreements tab is where such items show up.
+
+# %% [markdown]
 # ## The human-review queue
 # Items where the judges disagree or score low come to you one at a time; label them and see each judge's
 # agreement with your labels on the spot. Give it `store=` and those labels are kept in a file too.

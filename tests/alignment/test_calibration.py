@@ -15,10 +15,26 @@ def test_matches_scikit_learn(seed: int) -> None:
     rng = np.random.default_rng(seed)
     x = rng.choice(np.linspace(0, 1, 9), size=80)  # tied scores, as probability-weighted judges give
     y = (rng.uniform(size=80) < x).astype(float)
-    ours = jw.ScoreCalibration.fit(x, y)
+    ours = jw.ScoreCalibration.fit(x, y, prior=0)
     theirs = IsotonicRegression(y_min=0, y_max=1, out_of_bounds="clip").fit(x, y)
     grid = np.linspace(-0.1, 1.1, 50)
     np.testing.assert_allclose(ours.apply(grid), theirs.predict(grid), atol=1e-12)
+
+
+def test_the_prior_keeps_a_few_labels_from_claiming_certainty() -> None:
+    calibration = jw.ScoreCalibration.fit([0.1, 0.2, 0.8, 0.9, 0.95], [0, 0, 1, 1, 1])
+    assert calibration(0.95) == pytest.approx(3.5 / 4)  # three passes and one pseudo-label of 0.5
+    assert calibration(0.1) == pytest.approx(0.5 / 3)  # two fails and the pseudo-label
+    assert jw.ScoreCalibration.fit([0.1, 0.9], [0, 1], prior=0)(0.9) == 1.0
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_with_a_prior_it_still_never_decreases(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(size=40)
+    y = (rng.uniform(size=40) < x).astype(float)
+    values = jw.ScoreCalibration.fit(x, y).apply(np.linspace(0, 1, 101))
+    assert np.all(np.diff(values) >= -1e-12) and values.min() > 0 and values.max() < 1
 
 
 def test_never_decreases_and_keeps_nan() -> None:
