@@ -129,7 +129,7 @@ def votes_from_frame(frame: pd.DataFrame) -> list[Vote]:
         for key in _OPTIONAL_INT:
             value = row.get(key)
             row[key] = None if value is None or (isinstance(value, float) and math.isnan(value)) else int(value)
-        for key in ("cost_usd", "confidence"):
+        for key in ("cost_usd", "confidence", "uncalibrated_score"):
             value = row.get(key)
             row[key] = None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
         row["probabilities"] = _probabilities(row.get("probabilities"))
