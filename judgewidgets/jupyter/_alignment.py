@@ -50,6 +50,7 @@ class AlignmentView:
         self.tabs = w.Tab(children=[summary, levers, folds, confusion, disagreements])
         for i, title in enumerate(("summary", "candidates", "folds", "confusion", "disagreements")):
             self.tabs.set_title(i, title)
+        self.tabs.add_class("judgewidgets-alignment")
         self.widget = self.tabs
 
     def _ipython_display_(self) -> None:
