@@ -58,7 +58,7 @@ def report_chart(report: AlignmentReport) -> alt.HConcatChart:
         .mark_line(point=True)
         .encode(
             x=alt.X("labels:Q", title="labels the rules were fitted on"),
-            y=alt.Y("accuracy:Q", title="held-out accuracy", scale=alt.Scale(zero=False)),
+            y=alt.Y("accuracy:Q", title="held-out accuracy", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
             tooltip=["labels", alt.Tooltip("accuracy:Q", format=".1%"), "draws"],
         )
         .properties(width=240, height=180, title="Learning curve")

@@ -17,6 +17,7 @@ def disagreements_html(frame: pd.DataFrame) -> str:
     """The disagreements as an HTML table: long texts cut with the whole text in their tooltip."""
     if frame.empty:
         return "<p>The aligned judge agrees with every held-out label.</p>"
+    frame = frame.drop(columns=[c for c in ("item", "who", "when") if c in frame.columns])  # the store's bookkeeping
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
     rows = []
     for _, row in frame.iterrows():

@@ -335,3 +335,27 @@ def test_widget_gallery_renders_and_responds(page, lab: Lab) -> None:  # type: i
     assert 0 < reused < 40, resumed.inner_text()
     resumed.scroll_into_view_if_needed()
     page.screenshot(path=str(SHOTS / "gallery-interrupt-and-resume.png"))
+
+
+def test_the_agreement_tutorial_labels_aligns_and_shows_the_report(page, lab: Lab) -> None:  # type: ignore[no-untyped-def]
+    """The labelling queue, the alignment report's chart and its tabbed view, in a real JupyterLab."""
+    _open_and_run_all(page, lab, "agreement_calibration.ipynb", 900)
+    page.screenshot(path=str(SHOTS / "agreement-after-run-all.png"), full_page=True)
+    _assert_no_tracebacks(page)
+    queue = page.locator(".judgewidgets-label-queue")
+    queue.wait_for(timeout=60_000)
+    queue.scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "agreement-label-queue.png"))
+    queue.locator("button:has-text('previous')").click()  # the widget redraws from its store
+    page.wait_for_timeout(500)
+    shown = queue.inner_text()
+    assert "36 of 36 labelled" in shown and "item 36 of 36" in shown, shown[:300]
+    tabs = page.locator(".judgewidgets-alignment")
+    tabs.wait_for(timeout=60_000)
+    tabs.scroll_into_view_if_needed()
+    assert tabs.locator(".vega-embed").count() >= 1, "the alignment chart should render inside the view"
+    page.screenshot(path=str(SHOTS / "agreement-alignment-view.png"))
+    tabs.locator(".lm-TabBar-tab:has-text('disagreements')").click()
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(SHOTS / "agreement-alignment-disagreements.png"))
+    assert tabs.locator("table").count() >= 1
