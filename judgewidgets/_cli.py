@@ -33,6 +33,7 @@ EXIT_INTERRUPTED = 130
 
 _KINDS = (".csv", ".jsonl", ".parquet")
 _AGGREGATES = ("avg", "median", "min", "max", "weighted_avg", "disagreement")
+DEMO_WIDTH = 100  # the demo's item blocks wrap their texts at this many columns
 
 _EPILOG = """examples:
   judgewidgets score answers.csv --judge local --template likert \\
@@ -354,6 +355,7 @@ def demo_panel() -> LLMPanel:
 def _demo(args: argparse.Namespace) -> int:
     """Score the bundled example set (each question with a good and a bad answer) against its references."""
     from ._examples import load_example
+    from .scoring._readable import readable_table
 
     examples = load_example()
     panel = demo_panel()
@@ -362,15 +364,12 @@ def _demo(args: argparse.Namespace) -> int:
         f"answer, judged against its reference answer) with {panel!r} (the embedded Qwen2.5-Coder-1.5B judge)..."
     )
     result = panel.score(examples["prompt"], examples["response"], examples["reference"], progress=not args.quiet)
-    table = _quiet_table(result).drop(columns=["reference", "disagreement"])
-    table.insert(0, "label", examples["label"])
-    table["prompt"] = table["prompt"].str.slice(0, 38)
-    table["response"] = table["response"].str.slice(0, 38)
-    with pd.option_context("display.width", 200, "display.max_columns", 20, "display.precision", 2):
-        print(table.to_string(index=False))
-        print()
-        print("Mean panel score by label:", table.groupby("label")["avg"].mean().round(3).to_dict())
-        print()
+    print()
+    print(readable_table(result, label=examples["label"]).to_text(width=DEMO_WIDTH))
+    print()
+    table = _quiet_table(result)
+    print("Mean panel score by label:", table.groupby(examples["label"])["avg"].mean().round(3).to_dict())
+    print()
     _print_summary(result)
     return _report_failures(result, 1.0, {})
 

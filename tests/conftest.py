@@ -125,9 +125,16 @@ def _private_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture(autouse=True)
+def _chart_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chart shown while an IPython shell but no kernel runs (terminal IPython, to the charts) saves itself as a
+    file: into the test's own folder, never the system's temporary folder."""
+    monkeypatch.setattr("judgewidgets._charts.chart_folder", lambda: tmp_path / "charts")
+
+
+@pytest.fixture(autouse=True)
 def _altair_renderer() -> Iterator[None]:
-    """`%load_ext judgewidgets` switches altair's process-wide renderer (a file renderer in terminal IPython):
-    every test gets back the renderer it started with."""
+    """`use_offline_charts()` and `use_file_charts()` switch altair's process-wide renderer: every test gets back
+    the renderer it started with."""
     import altair as alt
 
     renderer = alt.renderers.active

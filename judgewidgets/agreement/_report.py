@@ -47,16 +47,20 @@ _WEIGHTINGS: tuple[tuple[str, Literal["linear", "quadratic"] | None], ...] = (
 
 @dataclass(frozen=True)
 class AgreementReport:
-    """Agreement between raters: one row per pair in `pairs`, whole-table statistics in `overall`."""
+    """Agreement between raters: one row per pair in `pairs`, whole-table statistics in `overall`, and `notes`
+    saying why a column is NaN."""
 
     pairs: pd.DataFrame
     overall: pd.DataFrame
     level: str = "nominal"
+    notes: tuple[str, ...] = ()
 
     def _repr_html_(self) -> str:
+        notes = "".join(f"<li>{html.escape(note)}</li>" for note in self.notes)
         return (
             "<h4>Pairwise agreement</h4>"
             + self.pairs.to_html(index=False)
+            + (f"<ul>{notes}</ul>" if notes else "")
             + f"<h4>Overall ({html.escape(self.level)} α)</h4>"
             + self.overall.to_html()
         )
@@ -73,7 +77,8 @@ def agreement_report(
     `ratings` is items × raters (DataFrame or 2-D array), NaN for a missing rating. `pairs` has one row per
     pair: rater_a, rater_b, n_items (items both rated), agreement (share of identical labels), kappa,
     kappa_linear, kappa_quadratic. Label positions for the weighted κ come from the whole table (or `labels`),
-    so every pair is weighed on the same scale; they are NaN for string labels without `labels`. A pair with
+    so every pair is weighed on the same scale; they are NaN for string labels without `labels`, and `notes`
+    says so. A pair with
     no item in common gets NaN. `overall` is indexed by statistic (fleiss_kappa, krippendorff_alpha at
     `level`, mean_pairwise_kappa — Light's κ) with columns value and n_items (items with 2 or more ratings).
     """
@@ -109,7 +114,13 @@ def agreement_report(
         },
         index=pd.Index(["fleiss_kappa", "krippendorff_alpha", "mean_pairwise_kappa"], name="statistic"),
     )
-    return AgreementReport(pairs=pairs, overall=overall, level=level)
+    notes: tuple[str, ...] = ()
+    if not ordered and len(pairs):
+        notes = (
+            f"kappa_linear and kappa_quadratic are NaN: the labels {cats!r} have no order, so no distance between "
+            "them to weigh; pass labels=[...] in order (e.g. ['A', 'tie', 'B']) to compute them.",
+        )
+    return AgreementReport(pairs=pairs, overall=overall, level=level, notes=notes)
 
 
 TableMetrics = Callable[[np.ndarray], dict[str, np.ndarray]]

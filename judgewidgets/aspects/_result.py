@@ -100,6 +100,8 @@ class AspectResult:
         """Bars of every aspect's score per item, coloured by pass/fail, with each aspect's threshold as a tick."""
         import altair as alt
 
+        from .._charts import offline
+
         scores = self.scores()
         passed = self.passed()
         rows = []
@@ -135,7 +137,7 @@ class AspectResult:
             )
         )
         ticks = alt.Chart().mark_tick(color="black", thickness=2).encode(x=x, y="threshold:Q")
-        return (
+        return offline(
             alt.layer(bars, ticks, data=data)
             .properties(width=max(120, 28 * len(self.names)), height=160)
             .facet(facet=alt.Facet("item:N", title=None, sort=None), columns=3)

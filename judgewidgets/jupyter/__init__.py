@@ -13,6 +13,7 @@ from ._explorer import DisagreementExplorer, DisagreementModel
 from ._label_queue import LabelQueue
 from ._live import LiveConvergence
 from ._magics import JudgeMagics, load_ipython_extension, use_offline_charts
+from ._terminal import use_file_charts
 from ._views import ReviewQueue, ReviewQueueModel, TournamentView
 
 __all__ = [
@@ -30,5 +31,6 @@ __all__ = [
     "ReviewQueueModel",
     "TournamentView",
     "load_ipython_extension",
+    "use_file_charts",
     "use_offline_charts",
 ]

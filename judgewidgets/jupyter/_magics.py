@@ -6,6 +6,7 @@ nothing lives in module state.
 
 from __future__ import annotations
 
+import re
 import warnings
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 from traitlets import Int, List, Unicode
 
+from .._display import notebook_frontend
 from .._errors import JudgeWidgetsError
 from ._cell import parse_items, parse_tournament
 from ._chart_widget import EMBED_OPTIONS
@@ -337,8 +339,10 @@ def _parse(magic: Any, line: str) -> Any:
 
 
 def use_offline_charts() -> bool:
-    """Render Altair charts through JupyterChart with the JavaScript bundled by vl-convert, so charts show
-    without reaching a CDN (air-gapped machines, CI). Returns False, changing nothing, without vl-convert."""
+    """Render every Altair chart, the user's own too, through JupyterChart with the JavaScript bundled by
+    vl-convert, so that charts show without reaching a CDN. The package's own charts need none of this (they draw
+    offline by themselves); this switches altair's renderer for the session, so it is only done when called.
+    Returns False, changing nothing, without vl-convert."""
     import importlib.util
 
     if importlib.util.find_spec("vl_convert") is None:
@@ -350,14 +354,30 @@ def use_offline_charts() -> bool:
     return True
 
 
-def load_ipython_extension(ipython: Any) -> None:
-    """`%load_ext judgewidgets` registers the magics and makes charts render offline (see use_offline_charts);
-    in terminal IPython, which cannot draw them, a chart is saved as an HTML file and its path shown."""
-    from .._display import notebook_frontend
-    from ._terminal import use_file_charts
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
+
+def show_magic_help_as_output(shell: Any, data: Any, start: int = 0, screen_lines: int = 0) -> None:
+    """IPython's `show_in_pager` hook for the help of our magics (`%%judge?`, `%judge_config?`) in a kernel: the
+    help becomes the cell's output. A kernel otherwise sends help as a pager payload of its execute reply, which
+    JupyterLab shows but nbconvert, nbclient and papermill drop, so `%%judge?` printed nothing there.
+    Anything else, and everything in terminal IPython, goes on to the pager (TryNext)."""
+    from IPython.core.error import TryNext
+
+    bundle = data if isinstance(data, dict) else {"text/plain": str(data)}
+    text = _ANSI.sub("", str(bundle.get("text/plain", "")))
+    usages = ("%judge [", "%judge_config [")
+    if not notebook_frontend() or not any(usage in text for usage in usages):
+        raise TryNext
+    display(bundle, raw=True)
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """`%load_ext judgewidgets` registers the magics, and in a kernel shows their help (`%%judge?`) as the cell's
+    output. It leaves altair's renderer alone: the package's charts draw offline by themselves, in notebooks and
+    in terminal IPython (`use_offline_charts()` and `use_file_charts()` switch the renderer for every chart)."""
     ipython.register_magics(JudgeMagics)
-    if notebook_frontend():
-        use_offline_charts()
-    else:
-        use_file_charts()
+    hooks = getattr(ipython.hooks, "show_in_pager", None)
+    chain = list(hooks) if hooks is not None and hasattr(hooks, "__iter__") else []
+    if not any(getattr(command, "__func__", None) is show_magic_help_as_output for _, command in chain):
+        ipython.set_hook("show_in_pager", show_magic_help_as_output, 50)

@@ -14,6 +14,8 @@ def meta_chart(table: pd.DataFrame, judge: str) -> alt.FacetChart:
     """One panel per set: a bar per judge (accuracy), the measured judge in its own colour, a coin's 50 %."""
     import altair as alt
 
+    from .._charts import offline
+
     data = table[["judge", "dataset", "subset", "accuracy", "positional_agreement", "source"]].copy()
     data["set"] = (
         data["dataset"].str.replace("llmbar", "LLMBar").str.replace("pandalm", "PandaLM")
@@ -38,7 +40,7 @@ def meta_chart(table: pd.DataFrame, judge: str) -> alt.FacetChart:
         )
     )
     coin = alt.Chart().mark_rule(strokeDash=[4, 3], color="black").encode(x=alt.datum(0.5))
-    return (
+    return offline(
         alt.layer(bars, coin, data=data)
         .properties(width=220, height=110)
         .facet(facet=alt.Facet("set:N", title=None), columns=3)

@@ -14,6 +14,8 @@ def ratings_chart(ranking: pd.DataFrame, rating: str = "rating") -> alt.LayerCha
     """Each candidate's rating as a point with its interval as a bar, best at the top."""
     import altair as alt
 
+    from .._charts import offline
+
     data = ranking.copy()
     order = list(data["candidate"])
     y = alt.Y("candidate:N", sort=order, title=None)
@@ -33,12 +35,14 @@ def ratings_chart(ranking: pd.DataFrame, rating: str = "rating") -> alt.LayerCha
     )
     points = base.mark_point(filled=True, size=70, color="#1f3b5c").encode(y=y, x="rating:Q", tooltip=tooltip)
     height = max(120, 24 * len(order))
-    return (bars + points).properties(title="Ratings with intervals", width=320, height=height)
+    return offline((bars + points).properties(title="Ratings with intervals", width=320, height=height))
 
 
 def win_matrix_chart(matrix: pd.DataFrame, order: list[str]) -> alt.LayerChart:
     """Heatmap of the row candidate's share of points against each column candidate (ties count half)."""
     import altair as alt
+
+    from .._charts import offline
 
     long = matrix.rename_axis(index="candidate", columns="opponent").stack(future_stack=True).rename("win_rate")
     data = long.reset_index()
@@ -53,14 +57,16 @@ def win_matrix_chart(matrix: pd.DataFrame, order: list[str]) -> alt.LayerChart:
     )
     text = base.mark_text(fontSize=10).encode(text="label:N")
     size = max(140, 34 * len(order))
-    return (cells + text).properties(title="Win rate (row vs column)", width=size, height=size)
+    return offline((cells + text).properties(title="Win rate (row vs column)", width=size, height=size))
 
 
 def stability_chart(stability: pd.DataFrame) -> alt.Chart:
     """Kendall τ between the ranking after each number of comparisons and the final ranking."""
     import altair as alt
 
-    return (
+    from .._charts import offline
+
+    return offline(
         alt.Chart(stability)
         .mark_line(point=True)
         .encode(
@@ -79,6 +85,8 @@ def corrected_chart(long: pd.DataFrame, ranking: pd.DataFrame, confidence: float
     """Per candidate (best corrected first), the corrected, judge-only and labels-only ratings as points with
     their intervals as bars, side by side; beside it the win rates the same way (points only where defined)."""
     import altair as alt
+
+    from .._charts import offline
 
     order = list(ranking["candidate"])
     methods = [m for m in _METHOD_COLOURS if long.loc[long["method"] == m, "rating"].notna().any()]
@@ -133,4 +141,4 @@ def corrected_chart(long: pd.DataFrame, ranking: pd.DataFrame, confidence: float
     )
     win_points = win_base.mark_point(filled=True, size=60).encode(x="win_rate:Q")
     win_rates = (win_bars + win_points).properties(title="Win rates", width=240, height=height)
-    return alt.hconcat(ratings, win_rates)
+    return offline(alt.hconcat(ratings, win_rates))

@@ -120,8 +120,10 @@ class TournamentResult:
         """Ratings with interval bars and the win-rate matrix, above the ranking's stability over the budget."""
         import altair as alt
 
+        from .._charts import offline
+
         top = alt.hconcat(self.ratings_chart(), self.win_matrix_chart())
-        return alt.vconcat(top, self.stability_chart()) if len(self.stability) else alt.vconcat(top)
+        return offline(alt.vconcat(top, self.stability_chart()) if len(self.stability) else alt.vconcat(top))
 
 
 def _texts(name: str, values: Any, length: int | None, optional: bool = False) -> list[Any]:

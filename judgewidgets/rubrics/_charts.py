@@ -15,11 +15,13 @@ if TYPE_CHECKING:
 def verdict_chart(result: GradingResult) -> alt.Chart:
     import altair as alt
 
+    from .._charts import offline
+
     votes = result.votes_df()
     votes["outcome"] = votes["verdict"].fillna(votes["selected_label"]).fillna("(failed)")
     votes.loc[votes["error"].notna(), "outcome"] = "(failed)"
     counts = votes.groupby(["criterion", "judge_id", "outcome"], as_index=False).size()
-    return (
+    return offline(
         alt.Chart(counts)
         .mark_bar()
         .encode(
@@ -35,6 +37,8 @@ def verdict_chart(result: GradingResult) -> alt.Chart:
 
 def agreement_chart(result: GradingResult) -> alt.Chart:
     import altair as alt
+
+    from .._charts import offline
 
     rows = []
     for index, criterion in enumerate(result.criteria):
@@ -53,7 +57,7 @@ def agreement_chart(result: GradingResult) -> alt.Chart:
         text=alt.Text("agreement:Q", format=".2f"),
         color=alt.condition(alt.datum.agreement > 0.6, alt.value("white"), alt.value("black")),
     )
-    return (heat + text).properties(
+    return offline(heat + text).properties(
         title="Agreement of each judge with the ensemble outcome", width=alt.Step(56), height=alt.Step(28)
     )
 
@@ -61,6 +65,7 @@ def agreement_chart(result: GradingResult) -> alt.Chart:
 def confusion_chart(result: GradingResult, criterion: str) -> alt.Chart:
     import altair as alt
 
+    from .._charts import offline
     from .._errors import InputError
 
     if result.ground_truth is None:
@@ -74,7 +79,7 @@ def confusion_chart(result: GradingResult, criterion: str) -> alt.Chart:
     ).dropna()
     counts = data.groupby(["truth", "predicted"], as_index=False).size()
     base = alt.Chart(counts).encode(x=alt.X("predicted:N", title="judged"), y=alt.Y("truth:N", title="ground truth"))
-    return (
+    return offline(
         base.mark_rect().encode(color=alt.Color("size:Q", title="items"), tooltip=["truth", "predicted", "size"])
         + base.mark_text(color="black").encode(text="size:Q")
     ).properties(title=f"{criterion}: judged vs ground truth")

@@ -1,5 +1,5 @@
 """Scoring single responses: a judge (a Caller and a Template), panels of judges, their results, aggregates,
-cost estimates, generating responses first, and the panel chart."""
+cost estimates, generating responses first, the panel chart and the table a person reads."""
 
 from ._aggregate import aggregate
 from ._chart import panel_chart
@@ -7,6 +7,7 @@ from ._cost import CostEstimate, JudgeCostEstimate
 from ._generate import Generator
 from ._judge import Judge, LLMJudge
 from ._panel import LLMPanel, MinimalJudge, as_judge
+from ._readable import ReadableTable, readable_table
 from ._results import JudgeResult, PanelResult
 
 __all__ = [
@@ -19,7 +20,9 @@ __all__ = [
     "LLMPanel",
     "MinimalJudge",
     "PanelResult",
+    "ReadableTable",
     "aggregate",
     "as_judge",
     "panel_chart",
+    "readable_table",
 ]

@@ -24,6 +24,8 @@ def panel_chart(votes: pd.DataFrame, items: pd.DataFrame, judges: Sequence[str] 
     """
     import altair as alt
 
+    from .._charts import offline
+
     shown = pd.DataFrame(
         {
             "item": range(len(items)),
@@ -58,14 +60,14 @@ def panel_chart(votes: pd.DataFrame, items: pd.DataFrame, judges: Sequence[str] 
     heatmap = (heat + labels).properties(
         title="Scores by judge and item", width=max(120, 70 * len(judges)), height=height
     )
-    distribution = (
-        alt.Chart(data)
-        .mark_boxplot(extent="min-max")
-        .encode(
-            x=alt.X("judge:N", sort=judges, title="judge"),
-            y=alt.Y("score:Q", scale=alt.Scale(domain=[0, 1]), title="score"),
-            color=alt.Color("judge:N", sort=judges, legend=None),
-        )
-        .properties(title="Score distribution per judge", width=max(120, 60 * len(judges)), height=height)
+    spread = alt.Chart(data).encode(
+        x=alt.X("judge:N", sort=judges, title="judge"),
+        y=alt.Y("score:Q", scale=alt.Scale(domain=[0, 1]), title="score"),
+        color=alt.Color("judge:N", sort=judges, legend=None),
     )
-    return alt.hconcat(heatmap, distribution)
+    # A tick per score beside the box: a judge that gave every item the same score has a box of no height, which
+    # Vega-Lite 5 (what JupyterLab draws with) leaves blank.
+    distribution = (spread.mark_boxplot(extent="min-max") + spread.mark_tick(opacity=0.5, thickness=2)).properties(
+        title="Score distribution per judge", width=max(120, 60 * len(judges)), height=height
+    )
+    return offline(alt.hconcat(heatmap, distribution))

@@ -37,6 +37,8 @@ def sequential_chart(result: SequentialResult, *, width: int = 520) -> alt.VConc
     current mean ± d. Bottom: the half-width falling to the target d. Redraw it with each update for a live view."""
     import altair as alt
 
+    from .._charts import offline
+
     data = _convergence_data(result)
     d = result.target_half_width
     x = alt.X("n:Q", title="judgments", scale=alt.Scale(domainMin=0))
@@ -76,12 +78,14 @@ def sequential_chart(result: SequentialResult, *, width: int = 520) -> alt.VConc
     )
     target = alt.Chart(pd.DataFrame({"d": [d]})).mark_rule(strokeDash=[5, 4], color="#e45756").encode(y="d:Q")
     bottom = (widths + target).properties(width=width, height=110, title=f"target half-width d = {d:.3f}")
-    return alt.vconcat(top, bottom)
+    return offline(alt.vconcat(top, bottom))
 
 
 def batch_chart(results: Sequence[SequentialResult], *, width: int = 260, columns: int = 3) -> alt.FacetChart:
     """One small convergence panel per item: running mean and interval band."""
     import altair as alt
+
+    from .._charts import offline
 
     parts = [_convergence_data(r).assign(item=r.item) for r in results]
     data = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["item", "n", "mean", "low", "high"])
@@ -90,7 +94,7 @@ def batch_chart(results: Sequence[SequentialResult], *, width: int = 260, column
         y=alt.Y("low:Q", title="rating", scale=alt.Scale(zero=False)), y2="high:Q"
     )
     mean = base.mark_line().encode(y="mean:Q")
-    return (
+    return offline(
         alt.layer(band, mean, data=data)
         .properties(width=width, height=140)
         .facet(facet=alt.Facet("item:N", title="item"), columns=columns)
@@ -103,6 +107,8 @@ def parameter_effects_chart(effects: pd.DataFrame, *, width: int = 240) -> alt.V
     dashed black), and below each the coverage against the nominal level (dashed grey). Reference lines at
     confidence 0.8, 0.9 and 0.95."""
     import altair as alt
+
+    from .._charts import offline
 
     top, bottom = [], []
     for parameter, title in _EFFECT_TITLES.items():
@@ -137,4 +143,4 @@ def parameter_effects_chart(effects: pd.DataFrame, *, width: int = 240) -> alt.V
             size, cover = size + refs, cover + refs
         top.append(size.properties(width=width, height=180, title=f"judgments vs {title}"))
         bottom.append((cover + nominal).properties(width=width, height=140, title=f"coverage vs {title}"))
-    return alt.vconcat(alt.hconcat(*top), alt.hconcat(*bottom))
+    return offline(alt.vconcat(alt.hconcat(*top), alt.hconcat(*bottom)))

@@ -12,7 +12,7 @@ import judgewidgets as jw
 
 pandalm = jw.datasets.pandalm()  # Wang et al., 2023 (Apache-2.0); annotators' labels A, B or tie
 humans = pandalm[["annotator1", "annotator2", "annotator3"]]
-jw.agreement.agreement_report(humans).pairs
+jw.agreement.agreement_report(humans, labels=["A", "tie", "B"]).pairs
 
 # %%
 print("Fleiss κ:", jw.agreement.fleiss_kappa(humans))
@@ -20,6 +20,10 @@ print("Krippendorff α:", jw.agreement.krippendorff_alpha(humans, level="nominal
 
 # %% [markdown]
 # The authors report pairwise Cohen κ 0.85 / 0.88 / 0.86; the numbers above are computed from their file.
+# `labels=["A", "tie", "B"]` puts the labels in order, a tie between the two preferences, so the weighted κ
+# (`kappa_linear`, `kappa_quadratic`) count "A against B" as a larger disagreement than "A against tie". Without an
+# order, string labels have no distance between them and the weighted columns are NaN (the report, shown whole,
+# says so).
 #
 # ## The embedded judge against the human majority
 # Eight of the short pairs (under 400 characters in all), so the local judge gets through them in a few minutes.

@@ -16,9 +16,15 @@ examples
 # %% [markdown]
 # ## A panel of judges
 # Two judges on the same embedded model, asked in two ways: a 1–5 Likert rating and a correct / not sure /
-# incorrect verdict. Both are normalised to [0, 1]; `avg`, `median`, `min`, `max` aggregate them and
-# `disagreement` is the spread between judges. Each answer is judged against its question's reference answer:
-# a reference is what helps a small judge most.
+# incorrect verdict. Both are normalised to [0, 1]; `avg` averages them and `disagreement` is the spread between
+# judges. Each answer is judged against its question's reference answer: a reference is what helps a small judge
+# most.
+#
+# The embedded judge's scores are *probability-weighted*: it writes one answer, but at that token it weighed every
+# answer it could give, and its score is the expected score under those probabilities (G-Eval). So the table shows
+# both: `likert wrote` is the answer it wrote with the probability it gave it, `likert expected score` the score.
+# A written 5 of 5 is 1.0 by itself; a judge that gave lower answers part of its probability scores below 1 (0.80,
+# say).
 
 # %%
 panel = jw.LLMPanel(
@@ -28,12 +34,15 @@ panel = jw.LLMPanel(
     ]
 )
 result = panel.score(examples["prompt"], examples["response"], examples["reference"])
-table = result.to_df()
-table.insert(0, "label", examples["label"])
-table
+jw.scoring.readable_table(result, label=examples["label"])
+
+# %% [markdown]
+# `result.to_df()` is the same result as a DataFrame to compute with: one column per judge, `avg`, `median`,
+# `min`, `max` and `disagreement`.
 
 # %%
-table.groupby("label")["avg"].mean()  # good answers should score higher than bad ones
+table = result.to_df()
+table.groupby(examples["label"])["avg"].mean()  # good answers should score higher than bad ones
 
 # %%
 result.chart()
@@ -48,8 +57,8 @@ result.votes[["item", "judge", "score", "raw", "latency_s", "cached"]].head()
 
 # %% [markdown]
 # ## The `%%judge` magic
-# `%load_ext judgewidgets` (first cell) registers the magic — and makes charts render without a CDN. Judge
-# items written straight into a cell:
+# `%load_ext judgewidgets` (first cell) registers the magic; the charts need no setup (they draw offline with or
+# without it). Judge items written straight into a cell:
 
 # %%
 # %%judge --judges local --template likert

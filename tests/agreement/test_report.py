@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -60,7 +62,10 @@ def test_agreement_report_string_labels() -> None:
     report = agreement_report(ratings)
     assert report.pairs["kappa_linear"].isna().all()
     assert report.pairs.loc[1:, "n_items"].eq(0).all() and report.pairs.loc[1:, "kappa"].isna().all()
+    (note,) = report.notes  # the NaN columns come with their reason
+    assert "no order" in note and "labels=[" in note and note in html.unescape(report._repr_html_())
     ordered = agreement_report(ratings, labels=["lo", "mid", "hi"])
+    assert ordered.notes == ()
     expected = cohen_kappa(ratings["x"], ratings["y"], weights="linear", labels=["lo", "mid", "hi"])
     assert ordered.pairs.loc[0, "kappa_linear"] == pytest.approx(expected, abs=TOL)
     with pytest.raises(ConfigurationError, match="unknown level"):

@@ -113,22 +113,50 @@ def test_help_documents_every_option(ip) -> None:  # type: ignore[no-untyped-def
 def test_in_terminal_ipython_a_chart_is_a_saved_file_not_a_widget_repr(
     ip, tmp_path, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # type: ignore[no-untyped-def]
-    """InteractiveShell is terminal IPython: no frontend draws widgets, so `%load_ext` picks the file renderer."""
+    """InteractiveShell is terminal IPython: no frontend draws charts, so the chart saves itself as a file, and
+    `%load_ext` (run by the fixture) left altair's renderer as it was."""
     import altair as alt
 
     from judgewidgets.jupyter._magics import load_ipython_extension
 
-    monkeypatch.setattr("judgewidgets.jupyter._terminal.chart_folder", lambda: tmp_path)
-    load_ipython_extension(ip)  # what %load_ext does the first time in a session
-    assert alt.renderers.active == "judgewidgets_file"
-    ip.user_ns["answers"] = pd.DataFrame({"q": ["2+2?", "3+3?"], "a": ["4", "6"]})
-    chart = ip.run_line_magic("judge", "--judges openai/x,openai/y --data answers --prompt-col q --response-col a")
-    shown = chart._repr_mimebundle_()
-    bundle = shown[0] if isinstance(shown, tuple) else shown
-    (saved,) = tmp_path.glob("chart-*.html")
-    assert bundle == {"text/plain": f"<chart of 2 views saved to {saved}: open it in a browser>"}
-    assert "JupyterChart" not in str(bundle)
-    html = saved.read_text()
-    assert "vegaEmbed" in html and "https://cdn" not in html  # draws offline
-    chart._repr_mimebundle_()
-    assert len(list(tmp_path.glob("chart-*.html"))) == 1  # the same chart is saved once
+    monkeypatch.setattr("judgewidgets._charts.chart_folder", lambda: tmp_path)
+    with alt.renderers.enable("default"):
+        load_ipython_extension(ip)  # what %load_ext does the first time in a session
+        assert alt.renderers.active == "default"
+        ip.user_ns["answers"] = pd.DataFrame({"q": ["2+2?", "3+3?"], "a": ["4", "6"]})
+        chart = ip.run_line_magic("judge", "--judges openai/x,openai/y --data answers --prompt-col q --response-col a")
+        shown = chart._repr_mimebundle_()
+        bundle = shown[0] if isinstance(shown, tuple) else shown
+        (saved,) = tmp_path.glob("chart-*.html")
+        assert bundle == {"text/plain": f"<chart of 2 views saved to {saved}: open it in a browser>"}
+        assert "JupyterChart" not in str(bundle)
+        html = saved.read_text()
+        assert "vegaEmbed" in html and "https://cdn" not in html  # draws offline
+        chart._repr_mimebundle_()
+        assert len(list(tmp_path.glob("chart-*.html"))) == 1  # the same chart is saved once
+        assert alt.renderers.active == "default"
+
+
+def test_judge_help_is_the_cells_output_in_a_kernel(ip, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """A kernel sends `?` help as a pager payload, which nbconvert drops: `%%judge?` becomes displayed output there.
+    Other help, and help in terminal IPython, still goes to the pager."""
+    from IPython.core import page
+
+    from judgewidgets.jupyter._magics import load_ipython_extension
+
+    load_ipython_extension(ip)  # a second time: the hook is registered once
+    ours = [c for _, c in ip.hooks.show_in_pager if getattr(c, "__func__", None) is not None]
+    assert sum(c.__func__.__name__ == "show_magic_help_as_output" for c in ours) == 1
+    paged: list[object] = []
+    monkeypatch.setattr(page, "pager_page", lambda data, *args, **kwargs: paged.append(data))
+    shown: list[object] = []
+    monkeypatch.setattr("judgewidgets.jupyter._magics.display", lambda data, raw: shown.append(data))
+    ip.run_cell("%%judge?")
+    assert shown == [] and len(paged) == 1  # terminal IPython: the pager
+    monkeypatch.setattr("judgewidgets.jupyter._magics.notebook_frontend", lambda: True)
+    ip.run_cell("%%judge?")
+    ip.run_cell("%judge_config?")
+    assert len(shown) == 2 and len(paged) == 1
+    assert "--judges" in shown[0]["text/plain"] and "Examples" in shown[0]["text/plain"]
+    ip.run_cell("len?")  # not ours: the pager
+    assert len(shown) == 2 and len(paged) == 2

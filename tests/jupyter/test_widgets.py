@@ -64,7 +64,8 @@ def test_builder_with_a_rubric(server: OpenAITestServer) -> None:
     assert model.table()["ok"].tolist() == ["MET"] * 3
 
 
-def test_builder_widget_click_to_run(server: OpenAITestServer) -> None:
+def test_builder_widget_click_to_run(server: OpenAITestServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("judgewidgets._charts.notebook_frontend", lambda: True)  # a kernel draws the widget
     builder = jw.PanelBuilder(DATA, api_base=server.base_url, api_key="sk-test")
     builder.add_judge("openai/a")
     builder.model_input.value = "openai/b"
@@ -79,11 +80,10 @@ def test_builder_widget_click_to_run(server: OpenAITestServer) -> None:
     assert builder.progress.value == builder.progress.max == 6
     assert "done: 3 rows" in builder.status.value
     assert len(builder.output.outputs) == 2  # the table and the chart
-    chart_output = str(builder.output.outputs[1]["data"])
-    # an inline Vega-Lite page, or a JupyterChart widget once %load_ext switched charts to offline rendering
-    assert ("vega" in chart_output and "Scores by judge and item" in chart_output) or (
-        "application/vnd.jupyter.widget-view+json" in chart_output
-    )
+    chart_output = builder.output.outputs[1]["data"]
+    # the Vega-Lite spec JupyterLab draws itself, and an SVG for exports: nothing from a CDN
+    assert "Scores by judge and item" in str(chart_output["application/vnd.vegalite.v5+json"])
+    assert chart_output["image/svg+xml"].lstrip().startswith("<svg") and "cdn" not in str(chart_output)
 
 
 def test_builder_widget_reports_problems_instead_of_raising() -> None:

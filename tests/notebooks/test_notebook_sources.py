@@ -30,3 +30,10 @@ def test_the_check_names_a_notebook_that_drifted(tmp_path: Path) -> None:
     (work / "src" / "tiny.py").write_text("# %%\nx = 2\n")
     drifted = subprocess.run([*build, "--check"], capture_output=True, text=True, check=False)
     assert drifted.returncode == 1 and "tiny.ipynb" in drifted.stdout
+
+
+def test_the_readme_lists_every_tutorial() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    listing = readme[readme.index("Tutorials in `notebooks/`") :].split("\n\n", 1)[0]
+    for notebook in (ROOT / "notebooks").glob("*.ipynb"):
+        assert f"`{notebook.stem}`" in listing, f"the README's tutorial list leaves out {notebook.stem}"
