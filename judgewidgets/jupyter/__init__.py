@@ -2,7 +2,7 @@
 the labelling queue.
 
 Every widget is a thin view over a plain model object (`PanelBuilderModel`, `DisagreementModel`,
-`ReviewQueueModel`, `TargetPickerModel`, `LabelQueueModel`) that is tested without a browser.
+`ReviewQueueModel`, `TournamentModel`, `TargetPickerModel`, `LabelQueueModel`) that is tested without a browser.
 """
 
 from ..labels import LabelQueueModel
@@ -14,7 +14,7 @@ from ._label_queue import LabelQueue
 from ._live import LiveConvergence
 from ._magics import JudgeMagics, load_ipython_extension, use_offline_charts
 from ._terminal import use_file_charts
-from ._views import ReviewQueue, ReviewQueueModel, TournamentView
+from ._views import ReviewQueue, ReviewQueueModel, TournamentModel, TournamentView
 
 __all__ = [
     "AlignmentView",
@@ -29,6 +29,7 @@ __all__ = [
     "PanelBuilderModel",
     "ReviewQueue",
     "ReviewQueueModel",
+    "TournamentModel",
     "TournamentView",
     "load_ipython_extension",
     "use_file_charts",

@@ -1,4 +1,6 @@
-"""Disagreement explorer: a judge × item heatmap; picking an item shows each judge's score and explanation."""
+"""Disagreement explorer: a judge × item heatmap; clicking a cell (or picking an item from the list) shows the item's
+texts and every judge's score, raw answer, explanation and error; dragging over the score distribution lists the
+items scored in that range."""
 
 from __future__ import annotations
 
@@ -26,10 +28,21 @@ class DisagreementModel:
         return self.table["disagreement"].fillna(-1).sort_values(ascending=False, kind="stable").index.tolist()
 
     def details(self, item: int) -> pd.DataFrame:
-        """judge, score, explanation, error for one item."""
+        """judge, score, raw (the answer as it came back), explanation, error for one item."""
         votes = self.result.votes
-        rows = votes[votes["item"] == item][["judge", "score", "explanation", "error"]]
+        rows = votes[votes["item"] == item][["judge", "score", "raw", "explanation", "error"]]
         return rows.reset_index(drop=True)
+
+    def scored_between(self, low: float, high: float, judge: str | None = None) -> pd.DataFrame:
+        """The votes (item, judge, score) with a score in [low, high], of one judge or all; most disputed items
+        first. What a drag over the score distribution selects."""
+        votes = self.result.votes
+        chosen = votes[votes["score"].between(min(low, high), max(low, high))]
+        if judge is not None:
+            chosen = chosen[chosen["judge"] == judge]
+        order = {item: rank for rank, item in enumerate(self.ranked_items())}
+        chosen = chosen.assign(_rank=chosen["item"].map(order)).sort_values(["_rank", "judge"], kind="stable")
+        return chosen[["item", "judge", "score"]].reset_index(drop=True)
 
     def label(self, item: int) -> str:
         row = self.table.loc[item]
@@ -38,28 +51,28 @@ class DisagreementModel:
 
 
 class DisagreementExplorer:
-    """`DisagreementExplorer(panel_result)`: click a heatmap cell (or pick from the list) to read the judges."""
+    """`DisagreementExplorer(panel_result)`: click a heatmap cell (or pick from the list) to read the judges; drag
+    over the score distribution to list the items scored in that range."""
 
     def __init__(self, result: Any) -> None:
-        import altair as alt
         import ipywidgets as w
 
+        from ..scoring._chart import BRUSH, PICK
+
         self.model = DisagreementModel(result)
-        chart = result.chart()
-        heat = chart.hconcat[0]
-        pick = alt.selection_point(name="pick", fields=["item"], on="click")
-        heat.layer[0] = heat.layer[0].add_params(pick)
-        self.chart = chart_widget(chart)
+        self.chart = chart_widget(result.chart())  # carries the pick and brush selections (scoring/_chart.py)
         self.picker = w.Dropdown(
             options=[(self.model.label(i), i) for i in self.model.ranked_items()],
             description="item",
             layout=w.Layout(width="640px"),
         )
         self.details = w.HTML()
+        self.in_range = w.HTML()
         self.picker.observe(lambda change: self.show(change["new"]), names="value")
         with contextlib.suppress(Exception):  # older altair has no selection traits; the dropdown still works
-            self.chart.selections.observe(self._on_select, names=["pick"])
-        self.widget = w.VBox([self.chart, self.picker, self.details])
+            self.chart.selections.observe(self._on_pick, names=[PICK])
+            self.chart.selections.observe(self._on_brush, names=[BRUSH])
+        self.widget = w.VBox([self.chart, self.in_range, self.picker, self.details])
         self.widget.add_class("judgewidgets-explorer")
         if self.picker.options:
             self.show(self.picker.value)
@@ -69,22 +82,50 @@ class DisagreementExplorer:
 
         display(self.widget)
 
-    def _on_select(self, change: Any) -> None:
+    def _on_pick(self, change: Any) -> None:
         value = getattr(change["new"], "value", None) or []
         if value and "item" in value[0]:
             self.picker.value = int(value[0]["item"])
+
+    def _on_brush(self, change: Any) -> None:
+        bounds = (getattr(change["new"], "value", None) or {}).get("score")
+        if bounds:
+            self.show_range(*bounds)
+        else:
+            self.show_range(None, None)
+
+    def show_range(self, low: float | None, high: float | None) -> None:
+        """List the items a judge scored in [low, high] (None clears the list)."""
+        if low is None or high is None:
+            self.in_range.value = ""
+            return
+        chosen = self.model.scored_between(low, high)
+        rows = "".join(
+            f"<tr><td>{r.item}</td><td><code>{html.escape(str(r.judge))}</code></td><td>{_score(r.score)}</td>"
+            f"<td>{html.escape(self.model.label(r.item).split(' · ', 2)[-1])}</td></tr>"
+            for r in chosen.itertuples()
+        )
+        self.in_range.value = (
+            f"<p><b>{len(chosen)} scores in [{min(low, high):.2f}, {max(low, high):.2f}]</b></p>"
+            f"<table><tr><th>item</th><th>judge</th><th>score</th><th>prompt</th></tr>{rows}</table>"
+        )
 
     def show(self, item: int) -> None:
         row = self.model.table.loc[item]
         rows = "".join(
             f"<tr><td><code>{html.escape(str(d.judge))}</code></td><td>{_score(d.score)}</td>"
+            f"<td><code>{html.escape(str(d.raw or ''))}</code></td>"
             f"<td>{html.escape(str(d.explanation or ''))}</td><td>{html.escape(str(d.error or ''))}</td></tr>"
             for d in self.model.details(item).itertuples()
         )
+        reference = row.get("reference")
         self.details.value = (
             f"<p><b>Prompt:</b> {html.escape(str(row['prompt']))}<br>"
-            f"<b>Response:</b> {html.escape(str(row['response']))}</p>"
-            f"<table><tr><th>judge</th><th>score</th><th>explanation</th><th>error</th></tr>{rows}</table>"
+            f"<b>Response:</b> {html.escape(str(row['response']))}"
+            + (f"<br><b>Reference:</b> {html.escape(str(reference))}" if isinstance(reference, str) else "")
+            + "</p>"
+            "<table><tr><th>judge</th><th>score</th><th>answer</th><th>explanation</th><th>error</th></tr>"
+            f"{rows}</table>"
         )
 
 

@@ -18,23 +18,73 @@ from ._chart_widget import chart_widget
 from ._explorer import _score
 
 
+class TournamentModel:
+    """The tournament view's logic over a TournamentResult: one candidate's games, and the win-rate matrix with
+    that candidate's row and column lit."""
+
+    def __init__(self, result: Any) -> None:
+        self.result = result
+        self.order = list(result.ranking["candidate"])
+
+    def games(self, candidate: str) -> pd.DataFrame:
+        """Every judged comparison of `candidate` (both orders of each pair): question, opponent, shown_first
+        (whether the candidate's answer came first), result for the candidate (won / lost / tie; blank where the
+        call failed), whether the two orders agreed, and the error."""
+        if candidate not in self.order:
+            raise InputError(f"no candidate {candidate!r} in this tournament; there are {self.order}")
+        matches = self.result.matches
+        mine = matches[(matches["model_a"] == candidate) | (matches["model_b"] == candidate)]
+        questions = list(getattr(self.result, "questions", None) or [])
+        rows = []
+        for m in mine.itertuples():
+            is_a = m.model_a == candidate
+            mine_slot, other_slot = ("A", "B") if is_a else ("B", "A")
+            outcome = {mine_slot: "won", other_slot: "lost", "tie": "tie"}.get(m.outcome, "")
+            question = questions[m.question_index] if m.question_index < len(questions) else m.question_index
+            rows.append(
+                {
+                    "question": question,
+                    "opponent": m.model_b if is_a else m.model_a,
+                    "shown_first": is_a != bool(m.swapped),
+                    "result": outcome,
+                    "consistent": m.consistent,
+                    "error": m.error,
+                }
+            )
+        return pd.DataFrame(rows, columns=["question", "opponent", "shown_first", "result", "consistent", "error"])
+
+    def matrix_chart(self, highlight: str | None = None) -> Any:
+        """The win-rate matrix, `highlight`'s row and column lit."""
+        from ..pairwise._charts import win_matrix_chart
+
+        return win_matrix_chart(self.result.win_matrix(), self.order, highlight)
+
+
 class TournamentView:
-    """Ranking with intervals, the win-rate matrix and the ranking table of a TournamentResult.
+    """Ranking with intervals, the win-rate matrix and the ranking table of a TournamentResult. Clicking a
+    candidate in the ratings chart lights its row and column in the matrix and lists its games.
 
     `corrected`: a CorrectedRanking (`result.corrected(labels)`), or the human labels themselves, adds the
     ratings corrected with them beside the judge's own — one chart of both intervals per candidate, with the
     corrected table and what it rests on below."""
 
     def __init__(self, result: Any, corrected: Any = None) -> None:
+        import contextlib
+
         import ipywidgets as w
 
         from ..pairwise import CorrectedRanking
+        from ..pairwise._charts import CANDIDATE
 
         self.result = result
+        self.model = TournamentModel(result)
         self.ratings = chart_widget(result.ratings_chart())
-        self.matrix = chart_widget(result.win_matrix_chart())
+        self.matrix = chart_widget(self.model.matrix_chart())
+        self.games = w.HTML()
+        with contextlib.suppress(Exception):  # older altair has no selection traits
+            self.ratings.selections.observe(self._on_pick, names=[CANDIDATE])
         table = w.HTML(result.ranking.to_html(index=False, float_format=lambda v: f"{v:.2f}"))
-        parts: list[Any] = [w.HBox([self.ratings, self.matrix]), table]
+        parts: list[Any] = [w.VBox([w.HBox([self.ratings, self.matrix]), self.games]), table]
         if corrected is not None and not isinstance(corrected, CorrectedRanking):
             corrected = result.corrected(corrected)
         self.corrected: CorrectedRanking | None = corrected
@@ -44,6 +94,23 @@ class TournamentView:
             parts += [self.corrected_chart, w.HTML(corrected._repr_html_())]
         self.widget = w.VBox(parts)
         self.widget.add_class("judgewidgets-tournament")
+
+    def _on_pick(self, change: Any) -> None:
+        value = getattr(change["new"], "value", None) or []
+        self.show(str(value[0]["candidate"]) if value and "candidate" in value[0] else None)
+
+    def show(self, candidate: str | None) -> None:
+        """Light `candidate`'s row and column in the matrix and list its games (None: back to the whole view)."""
+        self.matrix.chart = self.model.matrix_chart(candidate)
+        if candidate is None:
+            self.games.value = ""
+            return
+        games = self.model.games(candidate)
+        won = int((games["result"] == "won").sum())
+        self.games.value = (
+            f"<p><b>{html.escape(candidate)}</b>: {len(games)} judged comparisons, won {won}</p>"
+            + games.to_html(index=False, na_rep="")
+        )
 
     def _ipython_display_(self) -> None:
         from IPython.display import display

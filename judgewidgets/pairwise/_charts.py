@@ -10,8 +10,13 @@ if TYPE_CHECKING:
     import altair as alt
 
 
+# The name of the ratings chart's click selection, which a widget reads back (JupyterChart.selections.<name>).
+CANDIDATE = "candidate"
+
+
 def ratings_chart(ranking: pd.DataFrame, rating: str = "rating") -> alt.LayerChart:
-    """Each candidate's rating as a point with its interval as a bar, best at the top."""
+    """Each candidate's rating as a point with its interval as a bar, best at the top; hovering the point or the
+    bar gives the numbers, clicking picks the candidate (selection `candidate`; the others fade)."""
     import altair as alt
 
     from .._charts import offline
@@ -29,17 +34,27 @@ def ratings_chart(ranking: pd.DataFrame, rating: str = "rating") -> alt.LayerCha
         "losses:Q",
         "ties:Q",
     ]
+    pick = alt.selection_point(name=CANDIDATE, fields=["candidate"], on="click")
+    faded = alt.condition(pick, alt.value(1.0), alt.value(0.3))
     base = alt.Chart(data)
-    bars = base.mark_rule(strokeWidth=2, color="#4c78a8").encode(
-        y=y, x=alt.X("ci_low:Q", title=f"rating ({rating})", scale=alt.Scale(zero=False)), x2="ci_high:Q"
+    bars = base.mark_rule(strokeWidth=6, color="#4c78a8").encode(
+        y=y,
+        x=alt.X("ci_low:Q", title=f"rating ({rating})", scale=alt.Scale(zero=False)),
+        x2="ci_high:Q",
+        opacity=faded,
+        tooltip=tooltip,
     )
-    points = base.mark_point(filled=True, size=70, color="#1f3b5c").encode(y=y, x="rating:Q", tooltip=tooltip)
+    points = base.mark_point(filled=True, size=90, color="#1f3b5c").encode(
+        y=y, x="rating:Q", opacity=faded, tooltip=tooltip
+    )
     height = max(120, 24 * len(order))
-    return offline((bars + points).properties(title="Ratings with intervals", width=320, height=height))
+    chart = (bars.add_params(pick) + points).properties(title="Ratings with intervals", width=320, height=height)
+    return offline(chart)
 
 
-def win_matrix_chart(matrix: pd.DataFrame, order: list[str]) -> alt.LayerChart:
-    """Heatmap of the row candidate's share of points against each column candidate (ties count half)."""
+def win_matrix_chart(matrix: pd.DataFrame, order: list[str], highlight: str | None = None) -> alt.LayerChart:
+    """Heatmap of the row candidate's share of points against each column candidate (ties count half);
+    `highlight` keeps one candidate's row and column bright and fades the rest."""
     import altair as alt
 
     from .._charts import offline
@@ -47,17 +62,20 @@ def win_matrix_chart(matrix: pd.DataFrame, order: list[str]) -> alt.LayerChart:
     long = matrix.rename_axis(index="candidate", columns="opponent").stack(future_stack=True).rename("win_rate")
     data = long.reset_index()
     data["label"] = data["win_rate"].map(lambda v: "" if pd.isna(v) else f"{v:.2f}")
+    data["lit"] = True if highlight is None else (data["candidate"] == highlight) | (data["opponent"] == highlight)
     base = alt.Chart(data).encode(
         x=alt.X("opponent:N", sort=order, title="against"),
         y=alt.Y("candidate:N", sort=order, title=None),
     )
     cells = base.mark_rect().encode(
         color=alt.Color("win_rate:Q", scale=alt.Scale(domain=[0, 1], scheme="redblue"), title="win rate"),
+        opacity=alt.condition("datum.lit", alt.value(1.0), alt.value(0.2)),
         tooltip=["candidate:N", "opponent:N", alt.Tooltip("win_rate:Q", format=".2f")],
     )
     text = base.mark_text(fontSize=10).encode(text="label:N")
     size = max(140, 34 * len(order))
-    return offline((cells + text).properties(title="Win rate (row vs column)", width=size, height=size))
+    title = "Win rate (row vs column)" + (f": {highlight}" if highlight is not None else "")
+    return offline((cells + text).properties(title=title, width=size, height=size))
 
 
 def stability_chart(stability: pd.DataFrame) -> alt.Chart:
