@@ -24,6 +24,7 @@ from . import (
     meta_eval,
     pairwise,
     pipeline,
+    runs,
     scoring,
     sequential,
     templates,
@@ -35,6 +36,7 @@ from ._errors import (
     JudgeWidgetsError,
     LocalModelError,
     ParseError,
+    SavedRunError,
     ShardFailedError,
 )
 from ._examples import load_example
@@ -79,6 +81,7 @@ from .rubrics import (
     Rubric,
     RubricReport,
 )
+from .runs import load
 from .scoring import Generator, Judge, JudgeResult, LLMJudge, LLMPanel, PanelResult
 from .sequential import SequentialFrame, SequentialRater, SequentialResult, StoppingRule
 from .templates import Anchor, Template
@@ -169,6 +172,7 @@ __all__ = [
     "ReviewQueue",
     "Rubric",
     "RubricReport",
+    "SavedRunError",
     "ScoreCalibration",
     "SequentialFrame",
     "SequentialRater",
@@ -195,6 +199,7 @@ __all__ = [
     "estimate_quality",
     "estimates",
     "labels",
+    "load",
     "load_example",
     "load_ipython_extension",
     "meta_eval",
@@ -203,6 +208,7 @@ __all__ = [
     "pipeline",
     "position_bias",
     "run_sync",
+    "runs",
     "scoring",
     "sequential",
     "templates",

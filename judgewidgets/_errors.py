@@ -10,6 +10,8 @@ JudgeWidgetsError
 ├── ParseError              the judge answered, but no verdict or score could be read from the answer
 ├── LocalModelError         the embedded judge's runtime or weights are missing or corrupt
 ├── ShardFailedError        a distributed run's shard kept failing (its worker died more often than allowed)
+├── SavedRunError           a saved run cannot be written or read as asked: not a saved run, a format newer than
+│                           this judgewidgets reads, a missing table, a folder that would be overwritten
 └── CallFailure             one failed attempt of a call, raised by a Transport (yours too, with the HTTP
                             status) and caught by the engine, which retries it or records a JudgeCallError
 ```
@@ -32,6 +34,7 @@ __all__ = [
     "JudgeWidgetsError",
     "LocalModelError",
     "ParseError",
+    "SavedRunError",
     "ShardFailedError",
     "configuration_error",
 ]
@@ -85,6 +88,10 @@ class LocalModelError(JudgeWidgetsError):
 
 class ShardFailedError(JudgeWidgetsError):
     """A distributed run's shard failed more often than the runner's `max_retries` allows."""
+
+
+class SavedRunError(JudgeWidgetsError, ValueError):
+    """A saved run cannot be written or read as asked; the message says why and what to do."""
 
 
 def configuration_error(what: str, error: ValidationError) -> ConfigurationError:

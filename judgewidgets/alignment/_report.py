@@ -7,6 +7,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from .._saved import Dump, Keepable, plain
 from ..agreement import bootstrap_ci, cohen_kappa
 from ._labels import Labels
 from ._rules import MISSING
@@ -55,7 +56,10 @@ def confusion(predicted: np.ndarray, labels: Labels) -> pd.DataFrame:
     return pd.DataFrame(table, index=pd.Index(names, name="label"), columns=pd.Index(names, name="judged"))
 
 
-class AlignmentReport:
+_TABLES = ("table", "levers", "per_fold", "learning_curve", "disagreements")
+
+
+class AlignmentReport(Keepable):
     """Agreement with the people's labels before and after aligning, all measured on held-out labels.
 
     `table`: before/after accuracy and Cohen's κ (quadratic-weighted for scores) with bootstrap intervals.
@@ -98,6 +102,58 @@ class AlignmentReport:
     def to_df(self) -> pd.DataFrame:
         """The before/after table."""
         return self.table.copy()
+
+    def _dump(self) -> Dump:
+        """Every table (each member's too, prefixed `member_<i>_`) and the settings kept; the headline is the
+        held-out accuracy and κ before and after."""
+        dump = Dump(kind="alignment")
+        dump.state = self._parts("", dump.tables)
+        table = self.table.set_index("rule")
+        for rule in ("before", "after"):
+            if rule in table.index:
+                for measure in ("accuracy", "kappa"):
+                    value = table.loc[rule].get(measure)
+                    dump.metrics[f"{measure}_{rule}"] = float("nan") if value is None else float(value)
+        dump.usage = {"latency_s": float(self.seconds), "attempts": int(self.calls)}
+        dump.judges = list(self.members)
+        return dump
+
+    def _parts(self, prefix: str, tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
+        for name in _TABLES:
+            tables[f"{prefix}{name}"] = getattr(self, name)
+        for rule, frame in self.confusion.items():
+            tables[f"{prefix}confusion_{rule}"] = frame
+        return {
+            "chosen": plain(self.chosen),
+            "calls": int(self.calls),
+            "seconds": float(self.seconds),
+            "kind": self.kind,
+            "folds": int(self.folds),
+            "confusion": list(self.confusion),
+            "members": [
+                {"name": name, **member._parts(f"{prefix}member_{i}_", tables)}
+                for i, (name, member) in enumerate(self.members.items())
+            ],
+        }
+
+    @classmethod
+    def _restore(cls, dump: Dump) -> AlignmentReport:
+        return cls._from_parts(dump.state, "", dump)
+
+    @classmethod
+    def _from_parts(cls, state: dict[str, Any], prefix: str, dump: Dump) -> AlignmentReport:
+        report = cls(
+            **{name: dump.table(f"{prefix}{name}") for name in _TABLES},
+            confusion={rule: dump.table(f"{prefix}confusion_{rule}") for rule in state["confusion"]},
+            chosen=dict(state["chosen"]),
+            calls=int(state["calls"]),
+            seconds=float(state["seconds"]),
+            kind=state["kind"],
+            folds=int(state["folds"]),
+        )
+        for i, member in enumerate(state.get("members") or []):
+            report.members[member["name"]] = cls._from_parts(member, f"{prefix}member_{i}_", dump)
+        return report
 
     @property
     def before(self) -> pd.Series:

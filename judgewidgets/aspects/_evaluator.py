@@ -9,6 +9,7 @@ from .._errors import ConfigurationError
 from .._progress import Progress
 from .._records import Item, build_items
 from .._runner import run_sync
+from .._saved import provenance
 from ..engine import CallSession
 from ..scoring._judge import LLMJudge
 from ..scoring._panel import LLMPanel
@@ -116,5 +117,9 @@ class AspectEvaluator:
         """Score checked items in a run of their own, or within a caller's session (what pipelines use)."""
         result = await self.panel.ascore_items(list(items), session, progress)
         return AspectResult(
-            items=list(items), aspects=list(self.aspects), thresholds=dict(self.thresholds), panel=result
+            items=list(items),
+            aspects=list(self.aspects),
+            thresholds=dict(self.thresholds),
+            panel=result,
+            provenance=provenance(self),
         )

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from .._records import Item
+from .._saved import Dump, Keepable, plain
 from ..scoring._results import PanelResult
 from ._aspect import Aspect
 
@@ -19,13 +20,40 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class AspectResult:
-    """Scores of every aspect of every item. A failed aspect call scores NaN, does not pass, keeps its error."""
+class AspectResult(Keepable):
+    """Scores of every aspect of every item. A failed aspect call scores NaN, does not pass, keeps its error.
+    `provenance`: the evaluator's settings (no secrets)."""
 
     items: list[Item]
     aspects: list[Aspect]
     thresholds: dict[str, float]
     panel: PanelResult
+    provenance: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def _dump(self) -> Dump:
+        """The panel's items and votes, with the aspects and thresholds; the headline is each aspect's mean score
+        and pass rate, and the share of items that passed every aspect."""
+        dump = self.panel._dump(kind="aspects")
+        dump.state.update(aspects=[plain(a.model_dump()) for a in self.aspects], thresholds=dict(self.thresholds))
+        summary = self.summary()
+        metrics: dict[str, float] = {"pass_rate": float(self.passed().all(axis=1).mean()) if self.items else math.nan}
+        for row in summary.to_dict("records"):
+            metrics[f"mean_score/{row['aspect']}"] = row["mean_score"]
+            metrics[f"pass_rate/{row['aspect']}"] = row["pass_rate"]
+        dump.metrics = metrics
+        dump.provenance = self.provenance
+        return dump
+
+    @classmethod
+    def _restore(cls, dump: Dump) -> AspectResult:
+        panel = PanelResult._restore(dump)
+        return cls(
+            items=panel.items,
+            aspects=[Aspect(**a) for a in dump.state["aspects"]],
+            thresholds={str(k): float(v) for k, v in dump.state["thresholds"].items()},
+            panel=panel,
+            provenance=dump.provenance,
+        )
 
     @property
     def names(self) -> list[str]:

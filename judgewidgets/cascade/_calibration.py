@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -175,3 +176,48 @@ class Calibration:
 def relative(value: float, reference: float) -> float:
     """value / reference, NaN when either is unknown or the reference is 0."""
     return value / reference if reference and not np.isnan(reference) and not np.isnan(value) else float("nan")
+
+
+_ARRAYS = ("confidence", "agrees", "calls", "cost_usd", "seconds")
+
+
+def calibration_parts(calibration: Calibration) -> tuple[dict[str, Any], pd.DataFrame, list[dict[str, Any]]]:
+    """A calibration as data, to save with a cascade's result: its settings, a table of its labelled rows (one
+    column per array and stage: `confidence/0`, `agrees/0`, ...) and each stage's fit."""
+    columns = {
+        f"{name}/{stage}": getattr(calibration, name)[:, stage]
+        for name in _ARRAYS
+        for stage in range(len(calibration.stages))
+    }
+    state = {
+        "stages": list(calibration.stages),
+        "target": calibration.target,
+        "delta": calibration.delta,
+        "sources": list(calibration.sources),
+        "rows": calibration.rows,
+    }
+    fits = [dataclasses.asdict(fit) for fit in calibration.fits]
+    return state, pd.DataFrame(columns), fits
+
+
+def calibration_from(state: dict[str, Any], rows: pd.DataFrame, fits: list[dict[str, Any]]) -> Calibration:
+    """The calibration `calibration_parts` described."""
+    count = len(state["stages"])
+
+    def array(name: str, dtype: Any) -> Any:
+        if not count or not len(rows):
+            return np.zeros((int(state.get("rows", 0)), count), dtype=dtype)
+        return np.column_stack([rows[f"{name}/{stage}"].to_numpy(dtype=dtype) for stage in range(count)])
+
+    return Calibration(
+        list(state["stages"]),
+        float(state["target"]),
+        float(state["delta"]),
+        [StageFit(**fit) for fit in fits],
+        array("confidence", float),
+        array("agrees", bool),
+        array("calls", float),
+        array("cost_usd", float),
+        array("seconds", float),
+        list(state.get("sources") or []),
+    )

@@ -19,6 +19,7 @@ from .._errors import ConfigurationError, InputError
 from .._progress import Progress
 from .._run import run_scope
 from .._runner import run_sync
+from .._saved import provenance
 from ._bounds import _check_level, minimum_rows
 from ._calibrate import fit_cascade
 from ._calibration import Calibration
@@ -315,6 +316,7 @@ class Cascade:
             judgments=pd.DataFrame(judgments, columns=JUDGMENT_COLUMNS),
             calibration=calibration,
             label_column=column if labels is not None else None,
+            provenance=provenance(self),
         )
 
     def _calibrated(self) -> Calibration:

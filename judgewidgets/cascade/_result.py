@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from ._calibration import Calibration
+from .._saved import Dump, Keepable, usage_of_table
+from ._calibration import Calibration, calibration_from, calibration_parts
 
 if TYPE_CHECKING:
     import altair as alt
@@ -31,7 +32,7 @@ JUDGMENT_COLUMNS = [
 
 
 @dataclass
-class CascadeResult:
+class CascadeResult(Keepable):
     """A cascade's verdicts on a batch.
 
     `table` (also `to_df()`): the input columns, then per item the deciding `stage` (None when every stage
@@ -45,6 +46,44 @@ class CascadeResult:
     judgments: pd.DataFrame
     calibration: Calibration
     label_column: str | None = None
+    provenance: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def _dump(self) -> Dump:
+        """The table, the judgments and the calibration (its labelled rows and fits); the headline is the
+        coverage, the agreement with labels and the calls and cost saved."""
+        state, rows, fits = calibration_parts(self.calibration)
+        summary = self.summary()
+        metrics = {
+            key: float(summary[key])
+            for key in ("coverage", "agreement", "calls_saved", "cost_usd_saved", "target_agreement", "delta")
+        }
+        texts = [
+            c for c in ("prompt", "response", "question", "response_a", "response_b", "reference") if c in self.table
+        ]
+        return Dump(
+            kind="cascade",
+            state={"calibration": state, "label_column": self.label_column},
+            tables={"table": self.table, "judgments": self.judgments, "calibration_rows": rows},
+            records={"calibration_fits": fits},
+            metrics=metrics,
+            usage=usage_of_table(self.judgments, calls="calls"),
+            judges=list(self.calibration.stages),
+            inputs=self.table[texts].to_dict("records") if texts else None,
+            provenance=self.provenance,
+        )
+
+    @classmethod
+    def _restore(cls, dump: Dump) -> CascadeResult:
+        calibration = calibration_from(
+            dump.state["calibration"], dump.table("calibration_rows"), dump.rows("calibration_fits")
+        )
+        return cls(
+            table=dump.table("table"),
+            judgments=dump.table("judgments"),
+            calibration=calibration,
+            label_column=dump.state.get("label_column"),
+            provenance=dump.provenance,
+        )
 
     @property
     def items(self) -> int:

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .._errors import InputError
 from .._ppi import MeanEstimate, judge_mean, labels_mean, ppi_mean
+from .._saved import Dump, Keepable, plain
 from ._inputs import Metric, check_options, check_unique, encode, few, judge_series, label_series
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ Interval = tuple[float, float, float]
 METHODS: tuple[str, ...] = ("ppi", "labels only", "judge only")
 
 
-class QualityEstimate(BaseModel):
+class QualityEstimate(BaseModel, Keepable):
     """A PPI++ estimate of a quality metric with its interval, beside the labels-only and judge-only ones.
 
     `effective_labels` is what the judge was worth: n × (labels-only variance / PPI variance), the variances being
@@ -51,6 +52,24 @@ class QualityEstimate(BaseModel):
     @property
     def width(self) -> float:
         return self.high - self.low
+
+    def _dump(self) -> Dump:
+        """The estimate as one record; the headline is the estimate, its interval and the labels it was worth."""
+        return Dump(
+            kind="estimate",
+            records={"estimate": [plain(self.model_dump())]},
+            metrics={
+                "estimate": self.estimate,
+                "low": self.low,
+                "high": self.high,
+                "effective_labels": self.effective_labels,
+                "n_labelled": self.n_labelled,
+            },
+        )
+
+    @classmethod
+    def _restore(cls, dump: Dump) -> QualityEstimate:
+        return cls.model_validate(dump.rows("estimate")[0])
 
     def to_df(self) -> pd.DataFrame:
         """One row per method (ppi, labels only, judge only): estimate, low, high, width, n (items whose data it

@@ -21,6 +21,7 @@ from .._errors import ConfigurationError, InputError
 from .._progress import Progress
 from .._run import run_scope
 from .._runner import run_sync
+from .._saved import Dump, Keepable
 from ..agreement import cohen_kappa, f1
 from ..datasets import LLMBAR_SUBSETS, llmbar, pandalm
 from ..datasets._load import subset_name
@@ -86,7 +87,7 @@ def labelled_sets(
 
 
 @dataclass
-class MetaEvaluation:
+class MetaEvaluation(Keepable):
     """A judge measured on labelled sets: `table` (one row per set, beside the published judges),
     `verdicts` (one row per pair and presentation) and `chart()`."""
 
@@ -94,6 +95,21 @@ class MetaEvaluation:
     measured: pd.DataFrame
     verdicts: pd.DataFrame
     published: pd.DataFrame = field(default_factory=published)
+
+    def _dump(self) -> Dump:
+        """The measured rows, the verdicts and the published rows as tables; the headline is each set's accuracy."""
+        metrics = {f"accuracy/{row['set']}": float(row["accuracy"]) for row in self.summary().to_dict("records")}
+        return Dump(
+            kind="meta_evaluation",
+            state={"judge": self.judge},
+            tables={"measured": self.measured, "verdicts": self.verdicts, "published": self.published},
+            metrics=metrics,
+            judges=[self.judge],
+        )
+
+    @classmethod
+    def _restore(cls, dump: Dump) -> MetaEvaluation:
+        return cls(dump.state["judge"], dump.table("measured"), dump.table("verdicts"), dump.table("published"))
 
     @property
     def table(self) -> pd.DataFrame:

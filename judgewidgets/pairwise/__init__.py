@@ -12,6 +12,7 @@ jw.position_bias(verdicts_df)                           # any table of verdicts 
 """
 
 from ._adaptive import Adaptive
+from ._batch import PairwiseTable
 from ._bias import flips_by_gap, position_bias, verdicts_long
 from ._corrected import CorrectedRanking, corrected_ranking
 from ._formats import PairingFormat, RoundRobin, Swiss
@@ -40,6 +41,7 @@ __all__ = [
     "PairwiseJudge",
     "PairwisePanel",
     "PairwiseResult",
+    "PairwiseTable",
     "PanelComparison",
     "RatingMethod",
     "RoundRobin",

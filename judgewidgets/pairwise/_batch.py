@@ -3,11 +3,54 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 
 from .._errors import InputError
-from ._records import PairItem, PairwiseResult, build_pairs, verdict_rows
+from .._saved import Dump, KeptFrame, usage_of_table
+from ._records import PairItem, PairwiseResult, build_pairs, pair_metrics, verdict_rows
+
+TEXT_COLUMNS = ("question", "response_a", "response_b", "reference")
+
+
+class PairwiseTable(KeptFrame):
+    """What `compare_many` returns: a DataFrame, one row per comparison (see `PairwiseJudge.compare_many`), whose
+    `attrs["verdicts"]` holds every order's verdict; it can be saved (`save`) and logged (`log_to_mlflow`)."""
+
+    def _dump(self) -> Dump:
+        """The table and its verdicts; the headline is a's win rate (win 1, tie ½), ties and consistency."""
+        verdicts = [dict(v) for v in self.attrs.get("verdicts") or []]
+        texts = [c for c in TEXT_COLUMNS if c in self.columns]
+        judges = list(dict.fromkeys(str(v["judge"]) for v in verdicts if v.get("judge") is not None))
+        return Dump(
+            kind="pairwise_table",
+            tables={"table": self.plain_frame("verdicts")},
+            records={"verdicts": verdicts},
+            metrics=pair_metrics(
+                [w if isinstance(w, str) else None for w in self.get("winner", pd.Series(dtype=object))],
+                [c if isinstance(c, bool) else None for c in self.get("consistent", pd.Series(dtype=object))],
+            ),
+            usage=usage_of_table(pd.DataFrame(self)),
+            judges=judges,
+            inputs=[{c: row[c] for c in texts} for row in self[texts].to_dict("records")] if texts else None,
+            provenance=self.provenance,
+        )
+
+    @classmethod
+    def _restore(cls, dump: Dump) -> PairwiseTable:
+        table = cls(dump.table("table"))
+        table.attrs["verdicts"] = dump.rows("verdicts")
+        table.attrs["provenance"] = dump.provenance
+        return table
+
+
+def stamped(table: pd.DataFrame, made_by: dict[str, Any]) -> PairwiseTable:
+    """`table` as a PairwiseTable that remembers what made it."""
+    out = PairwiseTable(table)
+    out.attrs = dict(table.attrs)
+    out.attrs["provenance"] = made_by
+    return out
 
 
 def pairs_from(

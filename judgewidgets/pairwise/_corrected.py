@@ -19,6 +19,7 @@ import pandas as pd
 
 from .._errors import ConfigurationError, InputError
 from .._ppi import judge_mean, ppi_mean
+from .._saved import Dump, Keepable
 from ._bradley_terry import mle_exists
 from ._human_labels import candidate_names, check_connected, comparisons_table, human_verdicts
 from ._ratings import ELO_BASE, ELO_PER_LOG_STRENGTH
@@ -60,7 +61,7 @@ CORRECTED_COLUMNS = [
 
 
 @dataclass(frozen=True)
-class CorrectedRanking:
+class CorrectedRanking(Keepable):
     """A tournament's ranking corrected with a person's verdicts on some of its comparisons.
 
     `ranking` (best first): candidate, rating, ci_low, ci_high (the corrected Bradley–Terry rating on the Elo
@@ -88,6 +89,41 @@ class CorrectedRanking:
     small_sample: bool
     df: int | None = None
     notes: tuple[str, ...] = field(default=())
+
+    def _dump(self) -> Dump:
+        """Ranking, comparisons and covariance as tables; the headline is each candidate's corrected rating."""
+        return Dump(
+            kind="corrected_ranking",
+            state={
+                "confidence": self.confidence,
+                "lam": self.lam,
+                "n_comparisons": self.n_comparisons,
+                "n_labelled": self.n_labelled,
+                "agreement": self.agreement,
+                "small_sample": self.small_sample,
+                "df": self.df,
+                "notes": list(self.notes),
+            },
+            tables={"ranking": self.ranking, "comparisons": self.comparisons, "covariance": self.covariance},
+            metrics={f"rating/{c}": float(r) for c, r in zip(self.ranking["candidate"], self.ranking["rating"])},
+        )
+
+    @classmethod
+    def _restore(cls, dump: Dump) -> CorrectedRanking:
+        state = dump.state
+        return cls(
+            ranking=dump.table("ranking"),
+            comparisons=dump.table("comparisons"),
+            covariance=dump.table("covariance"),
+            confidence=float(state["confidence"]),
+            lam=float(state["lam"]),
+            n_comparisons=int(state["n_comparisons"]),
+            n_labelled=int(state["n_labelled"]),
+            agreement=float(state["agreement"]),
+            small_sample=bool(state["small_sample"]),
+            df=state.get("df"),
+            notes=tuple(state.get("notes") or ()),
+        )
 
     def to_df(self) -> pd.DataFrame:
         return self.ranking.copy()

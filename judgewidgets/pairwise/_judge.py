@@ -20,6 +20,7 @@ from .._progress import Progress, counted
 from .._records import Item, Vote
 from .._run import run_scope
 from .._runner import run_sync
+from .._saved import provenance
 from ..engine import Answer, CallCache, Caller, CallSession, CallSettings, RetryPolicy, Transport, Usage
 from ..engine._litellm import is_local_model
 from ..engine._request import masked
@@ -28,7 +29,7 @@ from ..scoring._aggregate import check_judge_weight
 from ..scoring._cost import estimate_calls, typical_completion_tokens
 from ..templates import Anchor, Template, get_template
 from ..templates._parse import own_verdict
-from ._batch import pairs_from, results_table
+from ._batch import PairwiseTable, pairs_from, results_table, stamped
 from ._records import OrderVerdict, PairExample, PairItem, PairwiseResult, Winner, build_pairs, pointwise_outcome
 from ._scales import AB_TIE, Scale, Slot, get_scale, swap_slot
 
@@ -435,7 +436,7 @@ class PairwiseJudge:
         self.check()
         async with run_scope() as run:
             results = await self.acompare_items(items, run.session, run.progress)
-        return results[0]
+        return results[0].model_copy(update={"provenance": provenance(self)})
 
     def compare_many(
         self,
@@ -445,7 +446,7 @@ class PairwiseJudge:
         references: Sequence[str | None] | None = None,
         *,
         progress: bool | Progress = True,
-    ) -> pd.DataFrame:
+    ) -> PairwiseTable:
         """Compare a batch concurrently; one row per comparison, failures recorded in `error`, none lost.
 
         `data` is a DataFrame with columns question, response_a, response_b (and optionally reference; other
@@ -462,13 +463,13 @@ class PairwiseJudge:
         references: Sequence[str | None] | None = None,
         *,
         progress: bool | Progress = True,
-    ) -> pd.DataFrame:
+    ) -> PairwiseTable:
         """Async twin of `compare_many`."""
         items, frame = pairs_from(data, responses_a, responses_b, references)
         self.check()
         async with run_scope(progress, len(items), f"comparing ({self.display_name})") as run:
             results = await self.acompare_items(items, run.session, run.progress)
-        return results_table(frame, results)
+        return stamped(results_table(frame, results), provenance(self))
 
     async def acompare_items(
         self, items: Sequence[PairItem], session: CallSession, progress: Progress, name: str | None = None

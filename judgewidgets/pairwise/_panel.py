@@ -8,18 +8,29 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from .._errors import ConfigurationError
 from .._progress import Progress
 from .._run import run_scope
 from .._runner import run_sync
+from .._saved import Dump, Keepable, provenance, record_rows, usage_of
 from ..engine import CallSession
 from ..scoring import CostEstimate, JudgeCostEstimate
 from ..scoring._aggregate import check_weights
-from ._batch import pairs_from
+from ._batch import PairwiseTable, pairs_from, stamped
 from ._judge import PairwiseJudge
-from ._records import OrderVerdict, PairItem, PairwiseResult, Winner, build_pairs, verdict_rows
+from ._records import (
+    OrderVerdict,
+    PairItem,
+    PairwiseResult,
+    Winner,
+    build_pairs,
+    comparison_rows,
+    pair_metrics,
+    pair_texts,
+    verdict_rows,
+)
 
 if TYPE_CHECKING:
     from ..alignment import AlignmentReport
@@ -27,7 +38,7 @@ if TYPE_CHECKING:
 VOTES = ("majority", "weighted")
 
 
-class PanelComparison(BaseModel):
+class PanelComparison(BaseModel, Keepable):
     """A panel's verdict on one pair: each judge's debiased result and the vote over them.
 
     `confidence` is the (weighted) share of answering judges that voted for `winner`; a vote tied between
@@ -45,6 +56,39 @@ class PanelComparison(BaseModel):
     consistent: bool | None
     vote_list: list[PairwiseResult]
     error: str | None = None
+    provenance: dict[str, Any] = Field(
+        default_factory=dict, exclude=True, repr=False, description="The panel's settings (no secrets)."
+    )
+
+    def _dump(self) -> Dump:
+        """The panel's verdict, each judge's debiased result and every order's verdict, as records."""
+        verdicts = [(i, v) for i, result in enumerate(self.vote_list) for v in result.verdicts]
+        return Dump(
+            kind="pairwise_panel",
+            records={
+                "comparisons": comparison_rows([self], "vote_list"),
+                "results": [
+                    {"position": i, **row} for i, row in enumerate(comparison_rows(self.vote_list, "verdicts"))
+                ],
+                "verdicts": record_rows([v for _, v in verdicts], result=[i for i, _ in verdicts]),
+            },
+            metrics=pair_metrics([self.winner], [self.consistent]),
+            usage=usage_of(self.verdicts),
+            judges=[r.judge for r in self.vote_list],
+            inputs=[pair_texts(self)],
+            provenance=self.provenance,
+        )
+
+    @classmethod
+    def _restore(cls, dump: Dump) -> PanelComparison:
+        verdicts: dict[int, list[OrderVerdict]] = {}
+        for row in dump.rows("verdicts"):  # each row names its judge's result; extra keys are ignored
+            verdicts.setdefault(row["result"], []).append(OrderVerdict.model_validate(row))
+        results = [
+            PairwiseResult.model_validate({**row, "verdicts": verdicts.get(row["position"], [])})
+            for row in sorted(dump.rows("results"), key=lambda r: r["position"])
+        ]
+        return cls.model_validate({**dump.rows("comparisons")[0], "vote_list": results, "provenance": dump.provenance})
 
     @property
     def votes(self) -> pd.DataFrame:
@@ -188,7 +232,8 @@ class PairwisePanel:
         items = build_pairs([question], [response_a], [response_b], None if reference is None else [reference])
         self.check()
         async with run_scope() as run:
-            return (await self.acompare_items(items, run.session, run.progress))[0]
+            compared = (await self.acompare_items(items, run.session, run.progress))[0]
+        return compared.model_copy(update={"provenance": provenance(self)})
 
     def compare_many(
         self,
@@ -198,7 +243,7 @@ class PairwisePanel:
         references: Sequence[str | None] | None = None,
         *,
         progress: bool | Progress = True,
-    ) -> pd.DataFrame:
+    ) -> PairwiseTable:
         """One row per comparison: pair_id, the panel's winner, confidence, error, one column per judge's winner.
 
         `attrs["verdicts"]` holds every judge's verdict on every order (what `jw.position_bias` reads).
@@ -213,7 +258,7 @@ class PairwisePanel:
         references: Sequence[str | None] | None = None,
         *,
         progress: bool | Progress = True,
-    ) -> pd.DataFrame:
+    ) -> PairwiseTable:
         """Async twin of `compare_many`."""
         items, frame = pairs_from(data, responses_a, responses_b, references)
         self.check()
@@ -237,4 +282,4 @@ class PairwisePanel:
             kept = kept.assign(pair_id=np.arange(len(kept)))
         out = pd.concat([kept, table], axis=1)
         out.attrs["verdicts"] = verdict_rows(frame, results).to_dict("records")  # plain records: concat-safe
-        return out
+        return stamped(out, provenance(self))

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .._errors import InputError
 from .._records import check_encodable
+from .._saved import Dump, Keepable, record_rows, usage_of
 from ..engine import Usage
 from ._scales import Slot
 
@@ -128,7 +129,7 @@ def pointwise_outcome(
     return ("A" if lead > 0 else "B" if lead < 0 else "tie"), probabilities
 
 
-class PairwiseResult(BaseModel):
+class PairwiseResult(BaseModel, Keepable):
     """A comparison of responses a and b, debiased over both orders when the judge swaps.
 
     `winner` is 'A', 'B' or 'tie' (None when a call failed: see `error`). `consistent` says whether the orders'
@@ -153,6 +154,30 @@ class PairwiseResult(BaseModel):
     aspects: dict[str, Winner | None] = Field(default_factory=dict)
     verdicts: list[OrderVerdict]
     error: str | None = None
+    provenance: dict[str, Any] = Field(
+        default_factory=dict, exclude=True, repr=False, description="The judge's settings (no secrets)."
+    )
+
+    def _dump(self) -> Dump:
+        """The comparison and its orders' verdicts as records; the headline is a's points (win 1, tie ½)."""
+        return Dump(
+            kind="pairwise",
+            records={
+                "comparisons": comparison_rows([self], "verdicts"),
+                "verdicts": record_rows(self.verdicts, comparison=[0] * len(self.verdicts)),
+            },
+            metrics=pair_metrics([self.winner], [self.consistent]),
+            usage=usage_of(self.verdicts),
+            judges=[self.judge],
+            inputs=[pair_texts(self)],
+            provenance=self.provenance,
+        )
+
+    @classmethod
+    def _restore(cls, dump: Dump) -> PairwiseResult:
+        row = dump.rows("comparisons")[0]
+        verdicts = [OrderVerdict.model_validate(_without(v, "comparison")) for v in dump.rows("verdicts")]
+        return cls.model_validate({**row, "verdicts": verdicts, "provenance": dump.provenance})
 
     @classmethod
     def from_orders(
@@ -262,6 +287,45 @@ class PairwiseResult(BaseModel):
         out["cost_usd"] = math.nan if usage.cost_usd is None else usage.cost_usd
         out["cached"] = usage.cached
         return out
+
+
+WIN_POINTS = {"A": 1.0, "tie": 0.5, "B": 0.0}
+
+
+def comparison_rows(comparisons: Sequence[BaseModel], *nested: str) -> list[dict[str, Any]]:
+    """Each comparison's own fields as a row (the `nested` record lists left out: they are tables of their own)."""
+    rows = []
+    for comparison in comparisons:
+        row = comparison.model_dump(exclude=set(nested))
+        rows.append({k: list(v) if isinstance(v, tuple) else v for k, v in row.items()})
+    return rows
+
+
+def pair_texts(comparison: Any) -> dict[str, Any]:
+    """The texts of one comparison (what a run's fingerprint covers)."""
+    return {
+        "question": comparison.question,
+        "response_a": comparison.response_a,
+        "response_b": comparison.response_b,
+        "reference": comparison.reference,
+    }
+
+
+def pair_metrics(winners: Sequence[str | None], consistent: Sequence[bool | None]) -> dict[str, float]:
+    """a's win rate (win 1, tie ½) over the decided comparisons, the share of ties and of consistent orders."""
+    decided = [WIN_POINTS[w] for w in winners if w in WIN_POINTS]
+    checked = [c for c in consistent if c is not None]
+    nan = float("nan")
+    return {
+        "win_rate": sum(decided) / len(decided) if decided else nan,
+        "tie_rate": sum(1 for w in winners if w == "tie") / len(decided) if decided else nan,
+        "consistency": sum(checked) / len(checked) if checked else nan,
+        "failed": sum(1 for w in winners if w is None),
+    }
+
+
+def _without(row: dict[str, Any], *keys: str) -> dict[str, Any]:
+    return {k: v for k, v in row.items() if k not in keys}
 
 
 def _texts(item: PairItem) -> dict[str, Any]:

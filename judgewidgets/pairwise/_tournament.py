@@ -14,6 +14,7 @@ from .._progress import Progress
 from .._records import _as_text_list
 from .._run import run_scope
 from .._runner import run_sync
+from .._saved import Dump, Keepable, provenance, usage_of_table
 from ._bradley_terry import fit, game_matrices, mle_exists
 from ._corrected import CorrectedRanking, corrected_ranking
 from ._formats import PairingFormat, get_format
@@ -31,7 +32,7 @@ STABILITY_CHECKPOINTS = 30
 
 
 @dataclass
-class TournamentResult:
+class TournamentResult(Keepable):
     """What a tournament produced.
 
     `ranking`: candidate, rating, ci_low, ci_high, wins, losses, ties, rank (1 best), games — wins, losses and
@@ -51,6 +52,45 @@ class TournamentResult:
     budget: int
     stability: pd.DataFrame = field(default_factory=pd.DataFrame)
     questions: list[str] = field(default_factory=list)
+    provenance: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def _dump(self) -> Dump:
+        """Ranking, matches and stability as tables; the headline is each candidate's rating and win share."""
+        metrics: dict[str, float] = {}
+        for row in self.ranking.to_dict("records"):
+            metrics[f"rating/{row['candidate']}"] = float(row["rating"])
+        judges = [str(j) for j in dict.fromkeys(self.matches["judge"].dropna())] if "judge" in self.matches else []
+        return Dump(
+            kind="tournament",
+            state={
+                "candidates": list(self.candidates),
+                "format": self.format,
+                "rating": self.rating,
+                "budget": int(self.budget),
+                "questions": list(self.questions),
+            },
+            tables={"ranking": self.ranking, "matches": self.matches, "stability": self.stability},
+            metrics=metrics,
+            usage=usage_of_table(self.matches),
+            judges=judges,
+            inputs=[{"question": q} for q in self.questions],
+            provenance=self.provenance,
+        )
+
+    @classmethod
+    def _restore(cls, dump: Dump) -> TournamentResult:
+        state = dump.state
+        return cls(
+            ranking=dump.table("ranking"),
+            matches=dump.table("matches"),
+            candidates=list(state["candidates"]),
+            format=state["format"],
+            rating=state["rating"],
+            budget=int(state["budget"]),
+            stability=dump.table("stability"),
+            questions=list(state.get("questions") or []),
+            provenance=dump.provenance,
+        )
 
     def _repr_html_(self) -> str:
         shown = self.ranking[[c for c in RANKING_COLUMNS if c in self.ranking.columns]]
@@ -231,6 +271,7 @@ class Tournament:
             budget=budget,
             stability=stability(matches, names),
             questions=list(asked),
+            provenance=provenance(self),
         )
 
     async def _play(self, proposal, asked, answers, refs, names, state, session, bar, rows) -> None:

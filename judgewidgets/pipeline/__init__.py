@@ -12,6 +12,7 @@ df = pipeline.run(prompts, responses)   # final_score, confidence, needs_human_r
 
 from ._pipeline import EvaluationPipeline, as_stage
 from ._stages import AspectStage, JudgeStage, PairwiseStage, PipelineItem, PipelineStage, RubricStage, StageScore
+from ._table import PipelineTable
 
 __all__ = [
     "AspectStage",
@@ -20,6 +21,7 @@ __all__ = [
     "PairwiseStage",
     "PipelineItem",
     "PipelineStage",
+    "PipelineTable",
     "RubricStage",
     "StageScore",
     "as_stage",

@@ -19,13 +19,12 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import pandas as pd
-
 from .._errors import ConfigurationError, InputError
 from .._progress import Progress, counted
 from .._records import _as_text_list, build_items
 from .._run import run_scope
 from .._runner import run_sync
+from .._saved import provenance
 from ..aspects import AspectEvaluator
 from ..engine import CallSession, Usage
 from ..pairwise import PairwiseComparer
@@ -33,6 +32,7 @@ from ..rubrics import CriterionGrader, LeveledRubric, Rubric
 from ..scoring import CostEstimate, LLMJudge
 from ..scoring._panel import LLMPanel
 from ._stages import AspectStage, JudgeStage, PairwiseStage, PipelineItem, PipelineStage, RubricStage, StageScore
+from ._table import PipelineTable
 
 RESERVED_COLUMNS = frozenset(
     {
@@ -166,7 +166,7 @@ class EvaluationPipeline:
         *,
         contexts: Sequence[str | None] | None = None,
         progress: bool | Progress = True,
-    ) -> pd.DataFrame:
+    ) -> PipelineTable:
         """Score every item with every stage and combine; works in scripts and inside Jupyter.
 
         Returns one row per item: prompt, response, final_score, confidence, spread, needs_human_review,
@@ -184,7 +184,7 @@ class EvaluationPipeline:
         *,
         contexts: Sequence[str | None] | None = None,
         progress: bool | Progress = True,
-    ) -> pd.DataFrame:
+    ) -> PipelineTable:
         """Async twin of `run`."""
         pipeline_items = self._items(prompts, responses, references, baselines, contexts)
         self.check()
@@ -200,7 +200,9 @@ class EvaluationPipeline:
         async with run_scope(progress, len(self.stages), f"pipeline of {len(self.stages)} stages") as run:
             stages = (counted(run.progress, one(n, s, run.session)) for n, s in self.stages.items())
             per_stage = await asyncio.gather(*stages)
-        return self.combine(pipeline_items, dict(zip(self.stages, per_stage)))
+        table = self.combine(pipeline_items, dict(zip(self.stages, per_stage)))
+        table.attrs["provenance"] = provenance(self)
+        return table
 
     def _items(
         self,
@@ -254,7 +256,7 @@ class EvaluationPipeline:
 
     # --- combining ----------------------------------------------------------------------------------------
 
-    def combine(self, items: Sequence[PipelineItem], scores: Mapping[str, Sequence[StageScore]]) -> pd.DataFrame:
+    def combine(self, items: Sequence[PipelineItem], scores: Mapping[str, Sequence[StageScore]]) -> PipelineTable:
         """The result table from every stage's scores (the module docstring has the formulas)."""
         total_weight = sum(self.weights.values())
         rows: list[dict[str, Any]] = []
@@ -295,7 +297,7 @@ class EvaluationPipeline:
                 row[f"{name}_error"] = stage_scores[index].error
                 row[f"{name}_detail"] = stage_scores[index].detail
             rows.append(row)
-        frame = pd.DataFrame(rows)
+        frame = PipelineTable(rows)
         frame.attrs["usage"] = {name: Usage.total(s).model_dump() for name, s in scores.items()}
         if any(i.reference is not None for i in items):
             frame.insert(2, "reference", [i.reference for i in items])

@@ -19,7 +19,7 @@ import asyncio
 import itertools
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, cast
 
@@ -31,11 +31,12 @@ from .._progress import Progress
 from .._records import _as_text_list
 from .._run import run_scope
 from .._runner import run_sync
+from .._saved import Dump, Keepable, mean_or_nan, plain, provenance, usage_of
 from ..engine import CallSession
 from ..scoring._judge import LLMJudge
 from ._criterion import Criterion, CriterionOption
 from ._grader import CriterionGrader
-from ._records import RubricReport
+from ._records import RubricReport, report_records, reports_from
 from ._rubric import Rubric
 
 GradeOn = Literal["weighted", "raw"]
@@ -135,7 +136,7 @@ class DimensionScore(BaseModel):
     error: str | None = None
 
 
-class LeveledReport(BaseModel):
+class LeveledReport(BaseModel, Keepable):
     """The grade of one submission against a leveled rubric."""
 
     dimensions: list[DimensionScore]
@@ -144,6 +145,25 @@ class LeveledReport(BaseModel):
     grade: str | None = Field(description="Letter grade from the `grade_on` percentage; None without cut-offs.")
     grade_on: GradeOn = "weighted"
     report: RubricReport = Field(description="The underlying rubric report (every vote).")
+    provenance: dict[str, Any] = Field(
+        default_factory=dict, exclude=True, repr=False, description="The rubric's and grader's settings."
+    )
+
+    def _dump(self) -> Dump:
+        """The grade and dimensions as records, with the rubric report's tables; the headline is the grade's
+        percentages."""
+        return Dump(
+            kind="leveled_report",
+            records=leveled_records([self]),
+            metrics=leveled_metrics([self]),
+            usage=usage_of(self.report.vote_list),
+            judges=list(self.report.judge_scores),
+            provenance=self.provenance,
+        )
+
+    @classmethod
+    def _restore(cls, dump: Dump) -> LeveledReport:
+        return leveled_from(dump)[0].model_copy(update={"provenance": dump.provenance})
 
     @property
     def percent(self) -> float | None:
@@ -294,7 +314,7 @@ class LeveledRubric:
     ) -> LeveledReport:
         """Async twin of `grade`."""
         result = await self.agrade_many([submission], [query], [context], [reference], grader=grader, progress=False)
-        return result.reports[0]
+        return result.reports[0].model_copy(update={"provenance": result.provenance})
 
     def grade_many(
         self,
@@ -349,16 +369,78 @@ class LeveledRubric:
                     for i, text in enumerate(texts)
                 )
             )
-        return LeveledResult([self.report(r) for r in reports], texts, columns["queries"])
+        made_by = provenance({"rubric": self, "grader": grader})
+        return LeveledResult([self.report(r) for r in reports], texts, columns["queries"], made_by)
+
+
+def leveled_records(reports: Sequence[LeveledReport]) -> dict[str, list[dict[str, Any]]]:
+    """Leveled reports as records: `leveled` (one row each), `dimensions` (one per report and dimension) and the
+    rubric reports' own tables (see `report_records`)."""
+    rows = report_records([r.report for r in reports])
+    rows["leveled"] = [
+        {"report": i, **plain(r.model_dump(exclude={"dimensions", "report"}))} for i, r in enumerate(reports)
+    ]
+    rows["dimensions"] = [
+        {"report": i, "position": k, **plain(d.model_dump())}
+        for i, r in enumerate(reports)
+        for k, d in enumerate(r.dimensions)
+    ]
+    return rows
+
+
+def leveled_from(dump: Dump) -> list[LeveledReport]:
+    """The leveled reports `leveled_records` wrote, rebuilt."""
+    reports = reports_from(dump)
+    dimensions: dict[int, list[DimensionScore]] = {}
+    for row in sorted(dump.rows("dimensions"), key=lambda r: (r["report"], r["position"])):
+        dimensions.setdefault(row["report"], []).append(DimensionScore.model_validate(row))
+    return [
+        LeveledReport.model_validate(
+            {**row, "dimensions": dimensions.get(row["report"], []), "report": reports[row["report"]]}
+        )
+        for row in sorted(dump.rows("leveled"), key=lambda r: r["report"])
+    ]
+
+
+def leveled_metrics(reports: Sequence[LeveledReport]) -> dict[str, float]:
+    """Mean weighted and raw percentages, and each dimension's mean score."""
+    metrics = {
+        "weighted_percent": mean_or_nan(r.weighted_percent for r in reports),
+        "raw_percent": mean_or_nan(r.raw_percent for r in reports),
+    }
+    names = list(dict.fromkeys(d.name for r in reports for d in r.dimensions))
+    for name in names:
+        metrics[f"mean_score/{name}"] = mean_or_nan(d.score for r in reports for d in r.dimensions if d.name == name)
+    return metrics
 
 
 @dataclass
-class LeveledResult:
-    """Leveled reports of a batch, one per submission; `to_df()` gives one row per submission."""
+class LeveledResult(Keepable):
+    """Leveled reports of a batch, one per submission; `to_df()` gives one row per submission. `provenance`: the
+    rubric's and grader's settings (no secrets)."""
 
     reports: list[LeveledReport]
     submissions: list[str]
     queries: list[str | None]
+    provenance: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def _dump(self) -> Dump:
+        """The reports as records (see `leveled_records`); the headline is the mean percentages."""
+        return Dump(
+            kind="leveled",
+            state={"submissions": list(self.submissions), "queries": list(self.queries)},
+            records=leveled_records(self.reports),
+            metrics=leveled_metrics(self.reports),
+            usage=usage_of(v for r in self.reports for v in r.report.vote_list),
+            judges=list(dict.fromkeys(j for r in self.reports for j in r.report.judge_scores)),
+            inputs=[{"query": q, "submission": s} for q, s in zip(self.queries, self.submissions)],
+            provenance=self.provenance,
+        )
+
+    @classmethod
+    def _restore(cls, dump: Dump) -> LeveledResult:
+        state = dump.state
+        return cls(leveled_from(dump), list(state["submissions"]), list(state["queries"]), dump.provenance)
 
     def __len__(self) -> int:
         return len(self.reports)

@@ -17,6 +17,7 @@ from .._progress import Progress, counted
 from .._records import _as_text_list, check_encodable
 from .._run import run_scope
 from .._runner import run_sync
+from .._saved import provenance
 from ..engine import Answer, CallSession
 from ..engine._litellm import is_local_model
 from ..scoring import CostEstimate, JudgeCostEstimate, LLMJudge
@@ -168,7 +169,8 @@ class CriterionGrader:
         for judge in self.judges:
             judge.check()
         async with run_scope() as run:
-            return await self._grade_item(rubric, submission, query, reference, run.session, run.progress, context)
+            report = await self._grade_item(rubric, submission, query, reference, run.session, run.progress, context)
+        return report.model_copy(update={"provenance": provenance({"grader": self, "rubric": rubric.criteria})})
 
     def grade_many(
         self,
@@ -235,6 +237,7 @@ class CriterionGrader:
             submissions=submissions,
             ground_truth=truth,
             judge_ids=self.judge_ids,
+            provenance=provenance(self),
         )
 
     async def _grade_item(

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from .._saved import Dump, Keepable, plain, record_rows, usage_of
 from ..engine import Usage
 from ._criterion import CriterionVerdict, ScaleType
 
@@ -82,7 +84,7 @@ class CriterionResult(BaseModel):
         return [v.error for v in self.votes if v.error]
 
 
-class RubricReport(BaseModel):
+class RubricReport(BaseModel, Keepable):
     """The grade of one submission: normalised score, raw weighted sum, and one result per criterion."""
 
     score: float | None = Field(description="Normalised score in [0, 1]; None when nothing could be scored.")
@@ -90,6 +92,25 @@ class RubricReport(BaseModel):
     criteria: list[CriterionResult]
     seed: int = Field(description="Master seed of the option shuffles (drawn when not given).")
     judge_scores: dict[str, float | None] = Field(default_factory=dict)
+    provenance: dict[str, Any] = Field(
+        default_factory=dict, exclude=True, repr=False, description="The grader's settings (no secrets)."
+    )
+
+    def _dump(self) -> Dump:
+        """Report, criteria and votes as records (one table each); the headline is the score."""
+        return Dump(
+            kind="rubric_report",
+            records=report_records([self]),
+            metrics={"score": float("nan") if self.score is None else self.score},
+            usage=usage_of(self.vote_list),
+            judges=list(self.judge_scores),
+            provenance=self.provenance,
+        )
+
+    @classmethod
+    def _restore(cls, dump: Dump) -> RubricReport:
+        report = reports_from(dump)[0]
+        return report.model_copy(update={"provenance": dump.provenance})
 
     @property
     def usage(self) -> Usage:
@@ -140,3 +161,33 @@ class RubricReport(BaseModel):
     def _repr_html_(self) -> str:
         score = "—" if self.score is None else f"{self.score:.3f}"
         return f"<p><b>Rubric score: {score}</b> (seed {self.seed})</p>" + self.to_df()._repr_html_()
+
+
+def report_records(reports: Sequence[RubricReport]) -> dict[str, list[dict[str, Any]]]:
+    """Reports as three tables of records: `reports` (one row each), `criteria` (one per report and criterion,
+    `report` and `position` saying where) and `criterion_votes` (one per vote, `report` and `criterion` too)."""
+    rows: dict[str, list[dict[str, Any]]] = {"reports": [], "criteria": [], "criterion_votes": []}
+    for r, report in enumerate(reports):
+        rows["reports"].append({"report": r, **plain(report.model_dump(exclude={"criteria"}))})
+        for c, criterion in enumerate(report.criteria):
+            rows["criteria"].append({"report": r, "position": c, **plain(criterion.model_dump(exclude={"votes"}))})
+            votes = criterion.votes
+            rows["criterion_votes"] += record_rows(votes, report=[r] * len(votes), criterion=[c] * len(votes))
+    return rows
+
+
+def reports_from(dump: Dump) -> list[RubricReport]:
+    """The reports `report_records` wrote, rebuilt (extra keys in a row are ignored by the records)."""
+    votes: dict[tuple[int, int], list[CriterionVote]] = {}
+    for row in dump.rows("criterion_votes"):
+        votes.setdefault((row["report"], row["criterion"]), []).append(CriterionVote.model_validate(row))
+    criteria: dict[int, list[CriterionResult]] = {}
+    for row in sorted(dump.rows("criteria"), key=lambda r: (r["report"], r["position"])):
+        key = (row["report"], row["position"])
+        criteria.setdefault(row["report"], []).append(
+            CriterionResult.model_validate({**row, "votes": votes.get(key, [])})
+        )
+    return [
+        RubricReport.model_validate({**row, "criteria": criteria.get(row["report"], [])})
+        for row in sorted(dump.rows("reports"), key=lambda r: r["report"])
+    ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -11,10 +11,11 @@ import pandas as pd
 
 from .._errors import InputError
 from .._review import ReviewPolicy, failure_kind, review_table
+from .._saved import Dump, Keepable, mean_or_nan, plain, usage_of
 from ..agreement import fleiss_kappa, judge_vs_truth, krippendorff_alpha
 from ..engine import Usage
 from ._criterion import Criterion
-from ._records import CriterionVote, RubricReport
+from ._records import CriterionVote, RubricReport, report_records, reports_from
 from ._rubric import Rubric
 
 if TYPE_CHECKING:
@@ -76,8 +77,8 @@ def _scored_labels(criterion: Criterion) -> list[str]:
 
 
 @dataclass
-class GradingResult:
-    """Reports of a graded dataset; `to_df()` gives one row per item."""
+class GradingResult(Keepable):
+    """Reports of a graded dataset; `to_df()` gives one row per item. `provenance`: the grader's settings."""
 
     rubric: Rubric
     criteria: list[Criterion]
@@ -86,6 +87,49 @@ class GradingResult:
     submissions: list[str]
     ground_truth: pd.DataFrame | None
     judge_ids: list[str]
+    provenance: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def _dump(self) -> Dump:
+        """The rubric and criteria (state), the reports as records, the ground truth as a table; the headline is
+        the mean score, overall and per judge."""
+        metrics = {"mean_score": mean_or_nan(r.score for r in self.reports)}
+        for judge in self.judge_ids:
+            metrics[f"mean_score/{judge}"] = mean_or_nan(r.judge_scores.get(judge) for r in self.reports)
+        texts = [
+            {"query": q, "submission": s}
+            for q, s in zip(self.queries or [None] * len(self.submissions), self.submissions)
+        ]
+        return Dump(
+            kind="grading",
+            state={
+                "rubric": [plain(c.model_dump()) for c in self.rubric],
+                "criteria": [plain(c.model_dump()) for c in self.criteria],
+                "queries": self.queries,
+                "submissions": self.submissions,
+                "judge_ids": list(self.judge_ids),
+            },
+            tables={} if self.ground_truth is None else {"ground_truth": self.ground_truth},
+            records=report_records(self.reports),
+            metrics=metrics,
+            usage=usage_of(self.vote_list),
+            judges=list(self.judge_ids),
+            inputs=texts,
+            provenance=self.provenance,
+        )
+
+    @classmethod
+    def _restore(cls, dump: Dump) -> GradingResult:
+        state = dump.state
+        return cls(
+            rubric=Rubric([Criterion(**c) for c in state["rubric"]]),
+            criteria=[Criterion(**c) for c in state["criteria"]],
+            reports=reports_from(dump),
+            queries=state.get("queries"),
+            submissions=list(state["submissions"]),
+            ground_truth=dump.tables.get("ground_truth"),
+            judge_ids=list(state["judge_ids"]),
+            provenance=dump.provenance,
+        )
 
     def to_df(self) -> pd.DataFrame:
         """query, submission, score, raw_score, one outcome column per criterion (+ `<name>_value`)."""

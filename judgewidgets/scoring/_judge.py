@@ -13,6 +13,7 @@ from .._progress import Progress, counted
 from .._records import Item, Vote, build_items
 from .._run import run_scope
 from .._runner import run_sync
+from .._saved import provenance
 from ..engine import CallCache, Caller, CallSession, CallSettings, RetryPolicy, Transport, TransportChoice
 from ..engine._request import masked
 from ..templates import Anchor, Template, get_template
@@ -256,7 +257,7 @@ class LLMJudge:
         self.check()
         async with run_scope(progress, len(items), f"judging ({self.display_name})") as run:
             votes = await self.ajudge(items, run.session, run.progress)
-        return JudgeResult(items=items, vote_list=votes, judge=self.display_name)
+        return JudgeResult(items=items, vote_list=votes, judge=self.display_name, provenance=provenance(self))
 
     async def ajudge(
         self, items: Sequence[Item], session: CallSession, progress: Progress, name: str | None = None

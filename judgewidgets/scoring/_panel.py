@@ -11,6 +11,7 @@ from .._progress import Progress
 from .._records import Item, Vote, build_items
 from .._run import run_scope
 from .._runner import run_sync
+from .._saved import provenance
 from ..engine import CallSession
 from ..templates import Template
 from ._aggregate import check_weights
@@ -155,6 +156,7 @@ class LLMPanel:
             judges=self.names,
             weights=self.weights,
             explaining=self.explaining,
+            provenance=provenance(self),
         )
 
     def generate_and_score(
@@ -205,6 +207,7 @@ class LLMPanel:
             judges=self.names,
             weights=self.weights,
             explaining=self.explaining,
+            provenance=provenance(self),
         )
 
 

@@ -10,6 +10,7 @@ import pandas as pd
 
 from .._records import Item, Vote
 from .._review import ReviewPolicy, failure_kind, review_table
+from .._saved import Dump, Keepable, mean_or_nan, record_rows, usage_of
 from ._aggregate import aggregate
 
 if TYPE_CHECKING:
@@ -49,14 +50,47 @@ def _item_columns(items: Sequence[Item]) -> dict[str, list[Any]]:
     return columns
 
 
+def item_rows(items: Sequence[Item]) -> list[dict[str, Any]]:
+    """The items as rows (prompt, response, reference, context): what a saved run keeps of them."""
+    return [{"prompt": i.prompt, "response": i.response, "reference": i.reference, "context": i.context} for i in items]
+
+
+def items_from(rows: Sequence[dict[str, Any]]) -> list[Item]:
+    return [Item(r["prompt"], r["response"], r.get("reference"), r.get("context")) for r in rows]
+
+
 @dataclass
-class JudgeResult:
+class JudgeResult(Keepable):
     """One judge's votes on a batch. The names mean what they mean on a PanelResult: `votes` is the tidy
-    DataFrame, `vote_list` the Vote records, `scores()` the items × judge table."""
+    DataFrame, `vote_list` the Vote records, `scores()` the items × judge table. `provenance` is the judge's
+    settings (no secrets), kept by `save()`."""
 
     items: list[Item]
     vote_list: list[Vote]
     judge: str
+    provenance: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def _dump(self) -> Dump:
+        """Items and votes as records; the headline is the mean score and the failed votes."""
+        return Dump(
+            kind="judge",
+            state={"judge": self.judge},
+            records={"items": item_rows(self.items), "votes": record_rows(self.vote_list)},
+            metrics={"mean_score": mean_or_nan(v.score for v in self.vote_list), "failed": _failed(self.vote_list)},
+            usage=usage_of(self.vote_list),
+            judges=[self.judge],
+            inputs=item_rows(self.items),
+            provenance=self.provenance,
+        )
+
+    @classmethod
+    def _restore(cls, dump: Dump) -> JudgeResult:
+        return cls(
+            items=items_from(dump.rows("items")),
+            vote_list=[Vote.model_validate(row) for row in dump.rows("votes")],
+            judge=dump.state["judge"],
+            provenance=dump.provenance,
+        )
 
     def to_df(self) -> pd.DataFrame:
         """Columns prompt, response, score, raw, explanation, error — one row per item."""
@@ -91,9 +125,13 @@ class JudgeResult:
         return self.to_df()._repr_html_()
 
 
+def _failed(votes: Sequence[Vote]) -> int:
+    return sum(1 for v in votes if v.error)
+
+
 @dataclass
-class PanelResult:
-    """A panel's votes on a batch, per judge and aggregated."""
+class PanelResult(Keepable):
+    """A panel's votes on a batch, per judge and aggregated. `provenance` is the panel's settings (no secrets)."""
 
     items: list[Item]
     vote_list: list[Vote]
@@ -101,6 +139,38 @@ class PanelResult:
     weights: list[float] | None = None
     explaining: list[str] = field(default_factory=list)  # judges that were asked to explain
     _scores: pd.DataFrame | None = field(default=None, repr=False)
+    provenance: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def _dump(self, kind: str = "panel") -> Dump:
+        """Items and votes as records; the headline is each judge's mean score and the panel's."""
+        metrics: dict[str, float] = {}
+        if self.items:
+            consensus = self.consensus()["consensus"]
+            metrics["mean_score"] = mean_or_nan(consensus.tolist())
+        for judge in self.judges:
+            metrics[f"mean_score/{judge}"] = mean_or_nan(v.score for v in self.vote_list if v.judge == judge)
+        metrics["failed"] = _failed(self.vote_list)
+        return Dump(
+            kind=kind,
+            state={"judges": list(self.judges), "weights": self.weights, "explaining": list(self.explaining)},
+            records={"items": item_rows(self.items), "votes": record_rows(self.vote_list)},
+            metrics=metrics,
+            usage=usage_of(self.vote_list),
+            judges=list(self.judges),
+            inputs=item_rows(self.items),
+            provenance=self.provenance,
+        )
+
+    @classmethod
+    def _restore(cls, dump: Dump) -> PanelResult:
+        return cls(
+            items=items_from(dump.rows("items")),
+            vote_list=[Vote.model_validate(row) for row in dump.rows("votes")],
+            judges=list(dump.state["judges"]),
+            weights=dump.state.get("weights"),
+            explaining=list(dump.state.get("explaining") or []),
+            provenance=dump.provenance,
+        )
 
     @property
     def votes(self) -> pd.DataFrame:

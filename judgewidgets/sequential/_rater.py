@@ -18,6 +18,7 @@ from .._progress import Progress, counted
 from .._records import Item, Vote, build_items
 from .._run import run_scope
 from .._runner import run_sync
+from .._saved import provenance
 from ..engine import CallSession
 from ..scoring import CostEstimate, LLMJudge
 from ..scoring._cost import estimate_calls, typical_completion_tokens
@@ -201,7 +202,8 @@ class SequentialRater:
         item = build_items([prompt], [response], [reference] if reference is not None else None)[0]
         self._check()
         async with run_scope() as run:
-            return await self._rate_item(0, item, run.session, on_update)
+            result = await self._rate_item(0, item, run.session, on_update)
+        return result.model_copy(update={"provenance": provenance(self)})
 
     def rate_many(
         self,
@@ -256,6 +258,7 @@ class SequentialRater:
             ]
         )
         frame.results = results
+        frame.attrs["provenance"] = provenance(self)
         return frame
 
     def estimate_cost(

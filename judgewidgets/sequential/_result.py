@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from .._saved import Dump, Keepable, KeptFrame, mean_or_nan, plain, usage_of_table
 from ..engine import Usage
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ def empty_trace() -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype=object if c in ("judge", "error") else float) for c in TRACE_COLUMNS})
 
 
-class SequentialResult(BaseModel):
+class SequentialResult(BaseModel, Keepable):
     """One item's sequential rating. `status`: converged (precise enough), max_samples, failed, or running.
 
     `trace` has one row per judgment drawn, in arrival order: the judge and prompt variant that gave it, its
@@ -68,6 +69,27 @@ class SequentialResult(BaseModel):
     failures: int = Field(0, description="calls that failed and were not counted")
     error: str | None = Field(None, description="the last failed call's error, when the rating failed")
     trace: pd.DataFrame = Field(default_factory=empty_trace, repr=False)
+    provenance: dict[str, Any] = Field(
+        default_factory=dict, exclude=True, repr=False, description="The rater's settings (no secrets)."
+    )
+
+    def _dump(self) -> Dump:
+        """The rating as one record and its trace as a table; the headline is the mean and its half-width."""
+        return Dump(
+            kind="sequential",
+            tables={"trace": self.trace},
+            records={"results": [plain(self.summary())]},
+            metrics={"mean": self.mean, "half_width": self.half_width, "n": self.n, "converged": float(self.converged)},
+            usage=usage_of_table(self.trace),
+            judges=_judges([self]),
+            inputs=[{"prompt": self.prompt, "response": self.response}],
+            provenance=self.provenance,
+        )
+
+    @classmethod
+    def _restore(cls, dump: Dump) -> SequentialResult:
+        row = dump.rows("results")[0]
+        return cls.model_validate({**row, "trace": dump.table("trace"), "provenance": dump.provenance})
 
     @property
     def converged(self) -> bool:
@@ -118,7 +140,11 @@ class SequentialResult(BaseModel):
         return f"<table>{rows}</table>"
 
 
-class SequentialFrame(pd.DataFrame):
+def _judges(results: list[SequentialResult]) -> list[str]:
+    return list(dict.fromkeys(str(j) for r in results for j in r.trace["judge"].dropna()))
+
+
+class SequentialFrame(KeptFrame):
     """`rate_many`'s answer: one row per item (a DataFrame), with each item's full result in `.results`.
 
     `.traces` stacks the per-item traces (with an `item` column); `.trace(i)` is one item's; `.chart()` draws
@@ -130,6 +156,39 @@ class SequentialFrame(pd.DataFrame):
     @property
     def _constructor(self) -> type[SequentialFrame]:
         return SequentialFrame
+
+    def _dump(self) -> Dump:
+        """The table, every item's rating as a record and their traces stacked (with `item`); the headline is the
+        mean rating, the mean judgments per item and the share that converged."""
+        results: list[SequentialResult] = getattr(self, "results", None) or []
+        summaries = [plain(r.summary()) for r in results]
+        return Dump(
+            kind="sequential_batch",
+            tables={"table": self.plain_frame(), "traces": self.traces},
+            records={"results": summaries},
+            metrics={
+                "mean": mean_or_nan(r.mean for r in results),
+                "n": mean_or_nan(r.n for r in results),
+                "converged": mean_or_nan(float(r.converged) for r in results),
+            },
+            usage=usage_of_table(self.traces),
+            judges=_judges(results),
+            inputs=[{"prompt": r.prompt, "response": r.response} for r in results],
+            provenance=self.provenance,
+        )
+
+    @classmethod
+    def _restore(cls, dump: Dump) -> SequentialFrame:
+        traces = dump.table("traces")
+        columns = [c for c in traces.columns if c != "item"]
+        results = []
+        for row in dump.rows("results"):
+            mine = traces[traces["item"] == row["item"]][columns].reset_index(drop=True)
+            results.append(SequentialResult.model_validate({**row, "trace": mine if len(mine) else empty_trace()}))
+        frame = cls(dump.table("table"))
+        frame.results = results
+        frame.attrs["provenance"] = dump.provenance
+        return frame
 
     @property
     def traces(self) -> pd.DataFrame:

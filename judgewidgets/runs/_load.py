@@ -1,0 +1,71 @@
+"""`jw.load`: a saved run back as the result it was, its class found by the kind written in run.json."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from pydantic import ValidationError
+
+from .._errors import SavedRunError
+from .._runfiles import Saveable, read
+from ..alignment import AlignmentReport
+from ..aspects import AspectResult
+from ..cascade import CascadeResult
+from ..estimates import QualityEstimate
+from ..meta_eval import MetaEvaluation
+from ..pairwise import CorrectedRanking, PairwiseResult, PairwiseTable, PanelComparison, TournamentResult
+from ..pipeline import PipelineTable
+from ..rubrics import GradingResult, LeveledReport, LeveledResult, RubricReport
+from ..scoring import JudgeResult, PanelResult
+from ..sequential import SequentialFrame, SequentialResult
+
+# Every kind of result a run folder can hold, and the class that rebuilds it: the one table `load` reads (each
+# class writes its own kind in `_dump`; tests/runs check that the two agree).
+KINDS: Mapping[str, type[Saveable]] = MappingProxyType(
+    {
+        "judge": JudgeResult,
+        "panel": PanelResult,
+        "pairwise": PairwiseResult,
+        "pairwise_panel": PanelComparison,
+        "pairwise_table": PairwiseTable,
+        "tournament": TournamentResult,
+        "corrected_ranking": CorrectedRanking,
+        "rubric_report": RubricReport,
+        "grading": GradingResult,
+        "leveled_report": LeveledReport,
+        "leveled": LeveledResult,
+        "aspects": AspectResult,
+        "pipeline": PipelineTable,
+        "sequential": SequentialResult,
+        "sequential_batch": SequentialFrame,
+        "cascade": CascadeResult,
+        "alignment": AlignmentReport,
+        "estimate": QualityEstimate,
+        "meta_evaluation": MetaEvaluation,
+    }
+)
+
+
+def load(path: str | os.PathLike[str]) -> Any:
+    """The result saved at `path` (by `result.save(path)`), as the same class with every method working.
+
+    Raises SavedRunError, saying why, for a folder that holds no saved run, a format newer than this judgewidgets
+    reads, a kind it does not know, or a table that is missing or no longer fits its class."""
+    dump = read(path)
+    cls = KINDS.get(dump.kind)
+    if cls is None:
+        raise SavedRunError(
+            f"{path} holds a {dump.kind!r} result, which this judgewidgets does not know (it loads "
+            f"{', '.join(sorted(KINDS))}); was it saved by a newer version?"
+        )
+    try:
+        return cls._restore(dump)
+    except (KeyError, TypeError, ValueError, ValidationError) as exc:
+        if isinstance(exc, SavedRunError):
+            raise
+        raise SavedRunError(
+            f"{path} could not be rebuilt as a {dump.kind} result: {type(exc).__name__}: {exc}"
+        ) from exc
