@@ -36,6 +36,7 @@ from ._errors import (
     JudgeWidgetsError,
     LocalModelError,
     ParseError,
+    RegressionError,
     SavedRunError,
     ShardFailedError,
 )
@@ -81,7 +82,7 @@ from .rubrics import (
     Rubric,
     RubricReport,
 )
-from .runs import load
+from .runs import RunComparison, Runs, compare, load
 from .scoring import Generator, Judge, JudgeResult, LLMJudge, LLMPanel, PanelResult
 from .sequential import SequentialFrame, SequentialRater, SequentialResult, StoppingRule
 from .templates import Anchor, Template
@@ -167,11 +168,14 @@ __all__ = [
     "ParseError",
     "PipelineStage",
     "QualityEstimate",
+    "RegressionError",
     "RetryPolicy",
     "ReviewPolicy",
     "ReviewQueue",
     "Rubric",
     "RubricReport",
+    "RunComparison",
+    "Runs",
     "SavedRunError",
     "ScoreCalibration",
     "SequentialFrame",
@@ -192,6 +196,7 @@ __all__ = [
     "aspects",
     "bradley_terry",
     "cascade",
+    "compare",
     "corrected_ranking",
     "datasets",
     "distributed",

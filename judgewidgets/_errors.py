@@ -12,6 +12,8 @@ JudgeWidgetsError
 ├── ShardFailedError        a distributed run's shard kept failing (its worker died more often than allowed)
 ├── SavedRunError           a saved run cannot be written or read as asked: not a saved run, a format newer than
 │                           this judgewidgets reads, a missing table, a folder that would be overwritten
+├── RegressionError         `RunComparison.assert_no_regression` found a change beyond its margin (also
+│                           an AssertionError, so a test suite reports it as a failure); names the worst items
 └── CallFailure             one failed attempt of a call, raised by a Transport (yours too, with the HTTP
                             status) and caught by the engine, which retries it or records a JudgeCallError
 ```
@@ -25,6 +27,8 @@ batch never loses its other rows; they are raised only by single-call helpers: t
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import ValidationError
 
 __all__ = [
@@ -34,6 +38,7 @@ __all__ = [
     "JudgeWidgetsError",
     "LocalModelError",
     "ParseError",
+    "RegressionError",
     "SavedRunError",
     "ShardFailedError",
     "configuration_error",
@@ -92,6 +97,18 @@ class ShardFailedError(JudgeWidgetsError):
 
 class SavedRunError(JudgeWidgetsError, ValueError):
     """A saved run cannot be written or read as asked; the message says why and what to do."""
+
+
+class RegressionError(JudgeWidgetsError, AssertionError):
+    """Two runs compared, and the later one is worse than the margin allows.
+
+    `failures` is the summary rows that failed (judge, metric, change, interval), `worst` the worst regressed
+    items with their texts; the message names both."""
+
+    def __init__(self, message: str, *, failures: Any = None, worst: Any = None) -> None:
+        super().__init__(message)
+        self.failures = failures
+        self.worst = worst
 
 
 def configuration_error(what: str, error: ValidationError) -> ConfigurationError:
