@@ -12,6 +12,19 @@ the calibration half, where every stage judged every pair), the thresholds, the 
 agreement beside the guarantee, calls and model seconds beside the last stage run on every test pair, and the
 in-sample coverage each target would buy; the paper's numbers beside them.
 
+Raw against aligned stages (`--compare [--quick]`, issue 24): per dataset `--n` pairs (300; 150 with `--quick`)
+in three parts, one to align each stage with (`judge.align`, `--levers`, default the decision rule and its
+calibration: no call beyond judging those pairs once), one to calibrate the cascade on and one to test it on. The
+raw and the aligned cascades are calibrated on the same pairs and every stage judges every test pair once (the
+aligned judges send the very requests the raw ones do, so the cache serves both); then, for each target in
+`--targets` (70 % and 80 %), the thresholds certified, and the test pairs decided and their agreement, for the
+two-start walk and the paper's one-start walk (refit without a call). Run on the embedded model:
+`python benchmarks/cascade.py --compare --quick --second variant`.
+
+The walks by simulation (`--simulate [--quick]`, no model): judges of known accuracy (`jw.cascade.simulate`, the
+README's settings and judges whose accuracy levels off below 1), each calibrated with the paper's walk and the
+two-start walk on the same draws: coverage, and how often the guarantee held.
+
 Calls go through the persistent call cache, so a second run (or a longer one after a quick one) pays only for
 pairs not judged before; `--fresh` uses a new cache. `--api-base URL --model NAME` runs every stage on an
 OpenAI-compatible server instead (how the tests drive this script, on the loopback test server).
@@ -47,7 +60,15 @@ SWEEP = (0.65, 0.7, 0.75, 0.8, 0.85, 0.9)
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--n", type=int, default=200, help="pairs per dataset, half to calibrate (default 200)")
+    parser.add_argument(
+        "--n", type=int, default=None, help="pairs per dataset: half to calibrate (200), or thirds with --compare (300)"
+    )
+    parser.add_argument("--compare", action="store_true", help="raw against aligned stages at --targets")
+    parser.add_argument("--simulate", action="store_true", help="the two walks by simulation (no model)")
+    parser.add_argument("--quick", action="store_true", help="fewer pairs (150) or simulated splits (300)")
+    parser.add_argument("--targets", default="0.7,0.8", help="targets of --compare (default 0.7,0.8)")
+    parser.add_argument("--levers", default="rule", help="alignment levers of --compare (default rule)")
+    parser.add_argument("--splits", type=int, default=None, help="simulated splits per setting (1000)")
     parser.add_argument("--datasets", default="pandalm,llmbar", help="comma-separated: pandalm, llmbar")
     parser.add_argument("--target", type=float, default=0.8, help="target agreement (default 0.8)")
     parser.add_argument("--delta", type=float, default=0.1, help="allowed chance the guarantee fails (0.1)")
@@ -99,8 +120,8 @@ def build_judges(args: argparse.Namespace, cache: bool | str) -> list[jw.Pairwis
     return judges
 
 
-def labelled(dataset: str, n: int, seed: int) -> pd.DataFrame:
-    """`n` labelled pairs of a dataset, drawn with `seed`."""
+def labelled(dataset: str, n: int | None, seed: int) -> pd.DataFrame:
+    """`n` labelled pairs of a dataset, drawn with `seed` (all of them when `n` is None)."""
     if dataset == "pandalm":
         frame = jw.datasets.pandalm()
         frame = frame[frame["label"].notna()]
@@ -119,7 +140,7 @@ def halves(frame: pd.DataFrame, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def run_dataset(name: str, judges: list[jw.PairwiseJudge], args: argparse.Namespace) -> dict[str, Any]:
-    calibrate, test = halves(labelled(name, args.n, args.seed), args.seed)
+    calibrate, test = halves(labelled(name, args.n or 200, args.seed), args.seed)
     cascade = jw.Cascade(judges, target_agreement=args.target, delta=args.delta)
     print(f"\n## {name}: {len(calibrate)} pairs to calibrate, {len(test)} to test; stages: {', '.join(cascade.names)}")
     started = time.perf_counter()
@@ -170,13 +191,191 @@ def run_dataset(name: str, judges: list[jw.PairwiseJudge], args: argparse.Namesp
     return {"dataset": name, **summary, "thresholds": calibration.thresholds, "stages": cascade.names}
 
 
+# --- raw against aligned stages ------------------------------------------------------------------------------
+
+
+def thirds(frame: pd.DataFrame, seed: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The pairs in three parts, drawn with `seed`: to align, to calibrate, to test."""
+    order = np.random.default_rng(seed).permutation(len(frame))
+    cut = len(frame) // 3
+    parts = (order[:cut], order[cut : 2 * cut], order[2 * cut :])
+    return tuple(frame.iloc[p].reset_index(drop=True) for p in parts)  # type: ignore[return-value]
+
+
+def judged(cascade: jw.Cascade, frame: pd.DataFrame) -> jw.Calibration:
+    """Every stage's judgment of every pair of `frame` (the cascade's calibration pass; its thresholds unused)."""
+    return cascade.calibrate(frame, progress=False)
+
+
+def decided_on(test: jw.Calibration, thresholds: list[float | None]) -> dict[str, Any]:
+    """The test pairs the thresholds decide, and their agreement with the human labels."""
+    deciding = jw.cascade.route(test.confidence, thresholds)
+    rows = np.flatnonzero(deciding >= 0)
+    agrees = test.agrees[rows, deciding[rows]]
+    return {
+        "decided": len(rows),
+        "coverage": len(rows) / test.rows if test.rows else 0.0,
+        "agreement": float(agrees.mean()) if len(rows) else float("nan"),
+        "shares": [float((deciding == j).mean()) for j in range(test.confidence.shape[1])],
+    }
+
+
+def paper_walk(calibration: jw.Calibration, target: float) -> list[float | None]:
+    """The thresholds the paper's walk (one start, at the most confident rows) certifies on the same judgments."""
+    stages = calibration.confidence.shape[1]
+    test = jw.cascade.AgreementTest(target, calibration.delta / stages)
+    fits = jw.cascade.fit_with(calibration.confidence, calibration.agrees, [test] * stages)
+    return [fit.threshold for fit in fits]
+
+
+def compare_dataset(name: str, judges: list[jw.PairwiseJudge], args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Raw and aligned stages on one dataset: aligned on one third, calibrated on another, tested on the last."""
+    n = args.n or (150 if args.quick else 300)
+    # PandaLM repeats some pairs word for word: one copy each, so that no pair is in two parts.
+    pairs = labelled(name, None, args.seed).drop_duplicates(["question", "response_a", "response_b"])
+    align, calibrate, test = thirds(sample(pairs, n, args.seed), args.seed)
+    targets = [float(t) for t in args.targets.split(",") if t.strip()]
+    levers = tuple(lever.strip() for lever in args.levers.split(",") if lever.strip())
+    print(f"\n## {name}: {len(align)} pairs to align, {len(calibrate)} to calibrate, {len(test)} to test")
+    started = time.perf_counter()
+    aligned = [judge.align(align, levers=levers, progress=False) for judge in judges]
+    report = pd.DataFrame(
+        [
+            {
+                "stage": judge.display_name,
+                "before": a.alignment_report.before["accuracy"],
+                "after": a.alignment_report.after["accuracy"],
+                "kept": a.alignment_report.chosen["candidate"],
+            }
+            for judge, a in zip(judges, aligned)
+        ]
+    )
+    print(f"aligned on the first part ({time.perf_counter() - started:.0f} s; held-out accuracy on it):")
+    print(report.round(3).to_string(index=False))
+    rows: list[dict[str, Any]] = []
+    for kind, stages in (("raw", judges), ("aligned", aligned)):
+        cascade = jw.Cascade(stages, target_agreement=targets[0], delta=args.delta)
+        started = time.perf_counter()
+        try:
+            calibration = judged(cascade, calibrate)
+            tested = judged(cascade, test)
+        except (jw.InputError, jw.ConfigurationError) as exc:
+            print(f"{kind}: cannot calibrate: {exc}")
+            rows.append({"dataset": name, "stages": kind, "error": str(exc)})
+            continue
+        alone = ", ".join(f"{s} {a:.1%}" for s, a in zip(cascade.names, tested.agrees.mean(axis=0)))
+        print(f"{kind} stages, each alone on the test part: {alone} ({time.perf_counter() - started:.0f} s)")
+        for target in targets:
+            fitted = calibration.at(target)
+            for walk, thresholds in (("two starts", fitted.thresholds), ("paper", paper_walk(fitted, target))):
+                row = {
+                    "dataset": name,
+                    "stages": kind,
+                    "target": target,
+                    "walk": walk,
+                    "thresholds": thresholds,
+                    "tested": tested.rows,
+                    **decided_on(tested, thresholds),
+                }
+                rows.append(row)
+    table = pd.DataFrame([r for r in rows if "error" not in r])
+    if not table.empty:
+        shown = table.drop(columns=["dataset", "thresholds", "shares"]).assign(
+            thresholds=[
+                ", ".join("—" if t is None else f"{t:.3f}" for t in r["thresholds"]) for r in rows if "error" not in r
+            ]
+        )
+        print(f"certified on the calibration part (δ = {args.delta}), measured on the test part:")
+        print(shown.round(3).to_string(index=False))
+    return rows
+
+
+def target_line(rows: list[dict[str, Any]]) -> str:
+    """Issue 24's target: aligned local stages decide ≥ 30 % of PandaLM's test pairs at a certified 70 %."""
+    hit = [
+        r
+        for r in rows
+        if r.get("dataset") == "pandalm" and r.get("stages") == "aligned" and r.get("walk") == "two starts"
+        if r.get("target") == 0.7
+    ]
+    if not hit:
+        return "target (aligned stages decide ≥ 30 % of PandaLM at a certified 70 %): not measured in this run"
+    share = hit[0]["coverage"]
+    verdict = "met" if share >= 0.3 else "short"
+    return (
+        f"target (aligned stages decide ≥ 30 % of PandaLM at a certified 70 %): {verdict}, {share:.1%} of "
+        f"{hit[0]['tested']} test pairs decided, agreement on them {hit[0]['agreement']:.1%}"
+    )
+
+
+# --- the walks by simulation -----------------------------------------------------------------------------------
+
+SIMULATED = (
+    # (what, judges, target, δ, labelled rows)
+    ("63 % → 79 %, calibrated", ((0.8, 1.5, 1.0, 0.0, 1.0), (2.0, 1.5, 1.0, 0.0, 1.0)), 0.9, 0.1, 400),
+    ("63 % → 79 %, calibrated", ((0.8, 1.5, 1.0, 0.0, 1.0), (2.0, 1.5, 1.0, 0.0, 1.0)), 0.8, 0.05, 400),
+    ("overconfident → overconfident", ((0.5, 1.5, 1.0, 0.6, 1.0), (1.5, 1.5, 1.0, 0.3, 1.0)), 0.85, 0.1, 300),
+    ("always sure, right half → 79 %", ((0.0, 0.0, 0.0, 1.0, 1.0), (2.0, 1.5, 1.0, 0.0, 1.0)), 0.9, 0.1, 400),
+    ("each good where the other is bad", ((0.8, 2.5, 0.3, 0.0, 1.0), (1.5, -2.5, 0.3, 0.0, 1.0)), 0.9, 0.1, 150),
+    ("63 % → 79 %, calibrated", ((0.8, 1.5, 1.0, 0.0, 1.0), (2.0, 1.5, 1.0, 0.0, 1.0)), 0.8, 0.1, 100),
+    ("levels off at 88 %, twice", ((0.8, 1.5, 1.0, 0.0, 0.88), (1.0, 1.5, 1.0, 0.0, 0.88)), 0.7, 0.1, 100),
+    ("levels off at 88 %, twice", ((0.8, 1.5, 1.0, 0.0, 0.88), (1.0, 1.5, 1.0, 0.0, 0.88)), 0.7, 0.1, 200),
+    ("levels off at 88 % / 90 %", ((1.0, 1.5, 1.0, 0.0, 0.88), (1.5, 1.5, 1.0, 0.0, 0.9)), 0.8, 0.1, 200),
+    ("levels off at 90 %, alone", ((1.0, 1.5, 1.0, 0.0, 0.9),), 0.8, 0.1, 200),
+    ("levels off at 85 %, twice", ((0.6, 1.5, 1.0, 0.0, 0.85), (0.8, 1.5, 1.0, 0.0, 0.85)), 0.7, 0.2, 40),
+    ("levels off at 88 %, overconfident", ((0.8, 1.5, 1.0, 0.3, 0.88), (1.0, 1.5, 1.0, 0.3, 0.88)), 0.7, 0.1, 200),
+    ("levels off at 85 %, overconfident", ((0.8, 1.5, 1.0, 0.5, 0.85), (1.0, 1.5, 1.0, 0.5, 0.85)), 0.7, 0.1, 100),
+)
+
+
+def simulate_walks(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Each setting calibrated with both walks on the same draws: mean coverage, and the share of splits where the
+    guarantee held (realised on 2,000 test items, and in the population)."""
+    splits = args.splits or (300 if args.quick else 1000)
+    rows = []
+    started = time.perf_counter()
+    for what, judges, target, delta, n in SIMULATED:
+        simulated = [
+            jw.cascade.SimulatedJudge(bias=b, skill=k, noise=e, overconfidence=o, ceiling=c) for b, k, e, o, c in judges
+        ]
+        row: dict[str, Any] = {"judges": what, "target": target, "delta": delta, "rows": n}
+        for walk in ("paper", "two starts"):
+            frame = jw.cascade.simulate(
+                simulated, target, delta, n_calibration=n, n_test=2000, splits=splits, seed=args.seed, walk=walk
+            )
+            decided = frame.dropna(subset=["expected"])
+            row[f"coverage ({walk})"] = float(frame["coverage"].mean())
+            row[f"held ({walk})"] = float(frame["holds"].mean())
+            row[f"held in population ({walk})"] = float((decided["expected"] >= target).mean()) if len(decided) else 1.0
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    spent = time.perf_counter() - started
+    print(f"## the walks by simulation: {splits} splits per setting, 2,000 test items each ({spent:.0f} s)")
+    print(table.round(3).to_string(index=False))
+    gain = table["coverage (two starts)"] - table["coverage (paper)"]
+    print(
+        f"two starts decide more in {(gain > 0.005).sum()} of {len(table)} settings (up to {gain.max():+.1%}), "
+        f"less in {(gain < -0.005).sum()} (at worst {gain.min():+.1%}); the guarantee held in "
+        f"{table[[c for c in table if c.startswith('held')]].min().min():.1%} of splits or more "
+        f"(needs ≥ 1 − δ)"
+    )
+    return rows
+
+
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     args = parse_args(argv)
+    if args.simulate:
+        return simulate_walks(args)
     cache: bool | str = True
     if args.fresh:
         cache = str(Path(tempfile.mkdtemp(prefix="cascade-bench-")) / "calls.sqlite")
     judges = build_judges(args, cache)
-    rows = [run_dataset(d.strip(), judges, args) for d in args.datasets.split(",") if d.strip()]
+    datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
+    if args.compare:
+        rows = [row for d in datasets for row in compare_dataset(d, judges, args)]
+        print(f"\n{target_line(rows)}")
+    else:
+        rows = [run_dataset(d, judges, args) for d in datasets]
     print(f"\npaper: {PAPER}")
     return rows
 

@@ -26,6 +26,9 @@ ESTIMATED_EXPLANATION_TOKENS = 120
 # needs to finish (the value, its closing quote and brace).
 TOP_LOGPROBS = 10
 PREFILLED_MAX_TOKENS = 8
+# A reference-grounded answer prefilled up to its `matches_reference`: yes or no, then the verdict after it
+# (`yes", "verdict": "not sure"}` is about 11 tokens).
+GROUNDED_PREFILLED_MAX_TOKENS = 16
 # A prefilled answer that goes on to explain itself (a rubric verdict, then its explanation).
 PREFILLED_EXPLAINED_MAX_TOKENS = 200
 # The embedded judge's whole answer when it explains first (a JSON verdict whose explanation asks for a sentence or

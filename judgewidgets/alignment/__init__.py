@@ -11,7 +11,7 @@ pairwise/) and calls `aalign_subject` (or `aalign_members` for a panel).
 """
 
 from ._align import LEVERS, AlignOptions, aalign, aalign_subject, align
-from ._calibration import ScoreCalibration
+from ._calibration import AgreementCalibration, ScoreCalibration
 from ._labels import LabelKind, Labels, read_labels
 from ._panels import aalign_members
 from ._reflect import SYSTEM as REFLECTION_SYSTEM
@@ -22,6 +22,7 @@ from ._subject import Prompt, Reflector, Subject, fixed
 __all__ = [
     "LEVERS",
     "REFLECTION_SYSTEM",
+    "AgreementCalibration",
     "AlignOptions",
     "AlignmentReport",
     "AsJudged",

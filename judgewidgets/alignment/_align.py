@@ -323,7 +323,9 @@ class Outcome:
                     test = np.flatnonzero(folds == fold)
                     predicted[test] = rule.predict(best.signals[test])
                 rates.append(hit_rate(predicted, labels.codes))
-            rows.append({"labels": m, "accuracy": float(np.nanmean(rates)), "draws": len(rates)})
+            measured = [r for r in rates if not np.isnan(r)]  # a draw of one class per fold predicts nothing
+            accuracy = float(np.mean(measured)) if measured else float("nan")
+            rows.append({"labels": m, "accuracy": accuracy, "draws": len(rates)})
         return pd.DataFrame(rows)
 
 

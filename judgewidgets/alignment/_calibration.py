@@ -1,4 +1,6 @@
-"""A monotone map from a judge's score to what a person would say: isotonic regression, read piecewise-linearly."""
+"""Monotone maps from a judge's output to what a person would say: isotonic regression, read piecewise-linearly.
+`ScoreCalibration` maps a score onto the labels' scale; `AgreementCalibration` a pairwise verdict's confidence onto
+the chance that the person agrees with it."""
 
 from __future__ import annotations
 
@@ -9,6 +11,11 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .._errors import ConfigurationError, configuration_error
+
+ITEMS = (
+    "Keys of the labelled items it was fitted on (`jw.labels.item_key`): a cascade will not certify the judge on "
+    "them, since the map was shaped by their labels."
+)
 
 
 class ScoreCalibration(BaseModel):
@@ -23,6 +30,7 @@ class ScoreCalibration(BaseModel):
 
     x: tuple[float, ...] = Field(description="Judge scores at the knots, increasing.")
     y: tuple[float, ...] = Field(description="Calibrated values at the knots, non-decreasing, in [0, 1].")
+    items: tuple[str, ...] = Field((), description=ITEMS)
 
     def __init__(self, **fields: Any) -> None:
         try:
@@ -107,3 +115,53 @@ def _pool(
             del means[-1], pooled[-1], counts[-1]
             means[-1], pooled[-1], counts[-1] = m, w, c
     return np.array(means), np.array(pooled), np.array(counts)
+
+
+class AgreementCalibration(BaseModel):
+    """P(the person agrees with a pairwise verdict), from the judge's own probability that its verdict is right.
+
+    A pairwise judge's confidence is P(the winner is better) for A and B, and 1 − |P(a better) − P(b better)| for
+    a tie: numbers on the judge's scale, not the chance that a person would give the same verdict (a tie the judge
+    is sure of is rarely a person's tie). Fitted on labelled pairs, one monotone map per kind of verdict — decisive
+    (A or B: both sides share it, the lean having taken out the judge's side preference) and tie — turns the
+    confidence into that chance, which is what a cascade certifies. A kind of verdict the labels never saw maps to
+    0.5. It never changes a verdict.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    decisive: ScoreCalibration | None = Field(None, description="P(agree | an A or B verdict at this confidence).")
+    tie: ScoreCalibration | None = Field(None, description="P(agree | a tie verdict at this confidence).")
+    items: tuple[str, ...] = Field((), description=ITEMS)
+
+    def __init__(self, **fields: Any) -> None:
+        try:
+            super().__init__(**fields)
+        except ValidationError as exc:
+            raise configuration_error("AgreementCalibration", exc) from None
+
+    @classmethod
+    def fit(
+        cls,
+        ties: Sequence[bool] | np.ndarray,
+        confidences: Sequence[float] | np.ndarray,
+        agrees: Sequence[bool] | np.ndarray,
+        prior: float = 1.0,
+    ) -> AgreementCalibration:
+        """Fit on labelled verdicts: whether each was a tie, the judge's confidence in it, and whether the person
+        agreed (NaN confidences dropped); each map as `ScoreCalibration.fit` with `prior`."""
+        tie = np.asarray(ties, dtype=bool)
+        confidence = np.asarray(confidences, dtype=float)
+        agreed = np.asarray(agrees, dtype=float)
+        known = ~np.isnan(confidence)
+        maps: dict[str, ScoreCalibration | None] = {}
+        for name, rows in (("decisive", known & ~tie), ("tie", known & tie)):
+            maps[name] = ScoreCalibration.fit(confidence[rows], agreed[rows], prior) if rows.any() else None
+        return cls(**maps)
+
+    def __call__(self, tie: bool, confidence: float) -> float:
+        """The calibrated probability that the person agrees with a verdict (NaN stays NaN)."""
+        mapping = self.tie if tie else self.decisive
+        if mapping is None:
+            return float("nan") if confidence != confidence else 0.5
+        return mapping(confidence)

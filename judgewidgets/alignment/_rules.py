@@ -7,7 +7,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ._calibration import ScoreCalibration
+from ._calibration import AgreementCalibration, ScoreCalibration
 from ._labels import Labels
 
 MISSING = -1  # the predicted class of an item the judge failed on
@@ -64,7 +64,7 @@ class AsJudged:
 
     def fit(self, signals: np.ndarray, labels: Labels, rows: np.ndarray) -> FittedRule:
         if labels.kind == "pairwise":
-            return PairRule(0.0, self.tie_margin)
+            return PairRule(0.0, self.tie_margin).with_agreement(signals, labels, rows)
         return LevelRule(labels.level_values())
 
 
@@ -83,10 +83,13 @@ class Calibrated:
 @dataclass(frozen=True)
 class PairRule:
     """Pairs: A when P(a better) − `lean` leads P(b better) by more than `tie_margin`, B when it trails by more,
-    else a tie. `lean` corrects a judge that favours one side; the margin matches how often people call ties."""
+    else a tie. `lean` corrects a judge that favours one side; the margin matches how often people call ties.
+    `agreement` (fitted with the rule, on the same rows) turns the judge's confidence in each verdict into the
+    chance that the person agrees; it changes no verdict."""
 
     lean: float
     tie_margin: float
+    agreement: AgreementCalibration | None = None
 
     def predict(self, signals: np.ndarray) -> np.ndarray:
         out = np.full(len(signals), MISSING)
@@ -94,6 +97,20 @@ class PairRule:
         lead = 2 * (signals[ok] - self.lean) - 1
         out[ok] = np.where(lead > self.tie_margin, 0, np.where(lead < -self.tie_margin, 1, 2))
         return out
+
+    def confidence(self, signals: np.ndarray) -> np.ndarray:
+        """The judge's own confidence in each verdict, as its results report it: P(the winner is better) after the
+        lean (clipped to [0, 1]), or 1 − |P(a better) − P(b better)| for a tie; NaN where it failed."""
+        p = np.clip(signals - self.lean, 0.0, 1.0)
+        lead = 2 * p - 1
+        return np.where(np.abs(lead) <= self.tie_margin, 1 - np.abs(lead), np.where(lead > 0, p, 1 - p))
+
+    def with_agreement(self, signals: np.ndarray, labels: Labels, rows: np.ndarray) -> PairRule:
+        """This rule with its agreement calibration fitted on `rows`."""
+        s = signals[rows]
+        predicted = self.predict(s)
+        agreement = AgreementCalibration.fit(predicted == 2, self.confidence(s), predicted == labels.codes[rows])
+        return PairRule(self.lean, self.tie_margin, agreement)
 
     def values(self, signals: np.ndarray) -> np.ndarray:
         predicted = self.predict(signals).astype(float)
@@ -124,7 +141,7 @@ class FittedPairRule:
         best = np.flatnonzero((hits == hits.max()).ravel())
         choice = best[np.argmin(cost.ravel()[best])]
         i, j = np.unravel_index(choice, hits.shape)
-        return PairRule(float(LEANS[i]), float(MARGINS[j]))
+        return PairRule(float(LEANS[i]), float(MARGINS[j])).with_agreement(signals, labels, rows)
 
 
 def member_weights(values: np.ndarray, labels: Labels, rows: np.ndarray, pairwise: bool) -> np.ndarray:

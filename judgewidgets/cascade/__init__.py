@@ -14,7 +14,7 @@ Jung, Brahman & Choi, "Trust or Escalate: LLM Judges with Provable Guarantees fo
 
 from ._annotators import PAIRWISE_WORDINGS, POINTWISE_PERSONAS, simulated_annotators
 from ._bounds import AgreementTest, binomial_cdf, clopper_pearson_lower, minimum_rows
-from ._calibrate import StageFit, fit_cascade, route
+from ._calibrate import StageFit, Walk, fit_cascade, fit_with, route
 from ._calibration import Calibration
 from ._cascade import Cascade
 from ._chart import cascade_chart
@@ -35,10 +35,12 @@ __all__ = [
     "StageCostEstimate",
     "StageFit",
     "TargetPickerModel",
+    "Walk",
     "binomial_cdf",
     "cascade_chart",
     "clopper_pearson_lower",
     "fit_cascade",
+    "fit_with",
     "minimum_rows",
     "route",
     "simulate",

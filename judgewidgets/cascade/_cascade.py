@@ -26,7 +26,7 @@ from ._calibration import Calibration
 from ._cost import CascadeCostEstimate, estimate_cascade
 from ._pointwise import FAIL, PASS
 from ._result import ITEM_COLUMNS, JUDGMENT_COLUMNS, CascadeResult
-from ._stages import Kind, Stage, StageVerdict, display_name, make_stage, read_items
+from ._stages import Kind, Stage, StageVerdict, check_unseen, display_name, make_stage, read_items
 
 
 class Cascade:
@@ -41,7 +41,10 @@ class Cascade:
     Stages are all pairwise (`PairwiseJudge`, `PairwisePanel`; verdict "A", "B" or "tie") or all pointwise
     (`LLMJudge`, `LLMPanel` on prompt/response rows; verdict the answer label, or "pass"/"fail" at
     `pass_threshold`). A judge's confidence is its probability of its verdict; a panel's is the share of its
-    judges that gave it (the paper's "simulated annotators": `jw.cascade.simulated_annotators`).
+    judges that gave it (the paper's "simulated annotators": `jw.cascade.simulated_annotators`). An aligned judge
+    (`judge.align(labelled)`) carries a calibration, and its confidence is then its calibrated chance that the
+    person agrees with the verdict; calibrate the cascade on labelled rows the alignment did not use (an
+    InputError says so otherwise).
 
     **What is guaranteed.** Suppose the labelled rows given to `calibrate` and the items later given to `run`
     are independent draws from the same population, and the judges behave the same on both (same models,
@@ -178,8 +181,9 @@ class Cascade:
         """Run every stage on the labelled rows and certify a threshold per stage; works inside Jupyter.
 
         `labelled` has the rows `run` takes plus a column of human labels (`label`). Raises InputError before
-        any call when a label is missing or not a verdict the judges can give, or when there are too few rows
-        to certify the target even if every verdict agreed (`minimum_labelled_rows()`).
+        any call when a label is missing or not a verdict the judges can give, when there are too few rows
+        to certify the target even if every verdict agreed (`minimum_labelled_rows()`), or when an aligned stage
+        was aligned on some of these rows.
         """
         return run_sync(self.acalibrate(labelled, label, progress=progress))
 
@@ -197,6 +201,7 @@ class Cascade:
                 f"{self.delta:g} ({len(self.stages)} stage(s), δ/{len(self.stages)} each): even if every verdict "
                 f"agreed, that needs at least {needed} rows. Label more rows, lower target_agreement, or raise delta"
             )
+        check_unseen(self.stages, items)
         for stage in self.stages:
             stage.check()
         rows, count = len(items), len(self.stages)

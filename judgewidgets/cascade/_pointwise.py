@@ -5,6 +5,10 @@ points of a small scale, "1".."5") and the human labels must be such labels. Wit
 "pass" when the normalised score is at least the threshold, else "fail", and the human labels are pass/fail.
 A judge's confidence is its probability of its verdict, read from its probabilities over the answers (for
 pass/fail, the mass at or above the threshold); a panel's is the (weighted) share of its judges that gave it.
+An aligned judge (one with a `calibration`) reports its score already mapped onto the person's labels — P(pass)
+for pass/fail labels — so for pass/fail its verdict is that score against the threshold and its confidence is the
+calibrated probability of the verdict (P(pass), or 1 − P(pass) for a fail): the calibration is the judge's, applied
+once, and read here from its votes.
 """
 
 from __future__ import annotations
@@ -70,6 +74,8 @@ class PointwiseStage:
                 )
             return f"vote share of {len(self.members)} judges"
         judge = self.judge
+        if judge.calibration is not None and self.pass_threshold is not None:
+            return "P(the person agrees), the judge's score calibrated by its alignment"
         if not judge.uses_probabilities():
             raise ConfigurationError(
                 f"stage {self.name!r}: {judge.display_name} gives no confidence: it is set up without logprobs "
@@ -127,6 +133,9 @@ class PointwiseStage:
         values = template.option_values() if template is not None else {}
         probabilities = vote.probabilities if vote.probabilities and values else None
         if self.pass_threshold is not None:
+            if vote.uncalibrated_score is not None:  # calibrated by the judge: the score is P(the person passes it)
+                passed = vote.score >= self.pass_threshold
+                return (PASS, vote.score) if passed else (FAIL, 1.0 - vote.score)
             if probabilities is None:
                 return (PASS if vote.score >= self.pass_threshold else FAIL), None
             p_pass = sum(p for label, p in probabilities.items() if values.get(label, -1.0) >= self.pass_threshold)
@@ -134,5 +143,6 @@ class PointwiseStage:
         if probabilities is not None:
             label = max(values, key=lambda option: probabilities.get(option, 0.0))  # first of equals, in order
             return label, probabilities.get(label, 0.0)
-        answered = [option for option, value in values.items() if math.isclose(value, vote.score)]
+        own = vote.score if vote.uncalibrated_score is None else vote.uncalibrated_score
+        answered = [option for option, value in values.items() if math.isclose(value, own)]
         return (answered[0] if answered else None), None

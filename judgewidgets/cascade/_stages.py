@@ -17,6 +17,7 @@ from .._errors import ConfigurationError, InputError
 from .._records import build_items
 from .._run import Run
 from ..engine._usage import Usage, known_sum
+from ..labels import item_key
 from ..pairwise._batch import pairs_from
 from ..pairwise._judge import PairwiseJudge
 from ..pairwise._panel import PairwisePanel
@@ -90,7 +91,9 @@ def read_items(kind: Kind, data: Any) -> tuple[list[Any], pd.DataFrame]:
 
 
 class PairwiseStage:
-    """A PairwiseJudge (confidence: the probability its winner is better) or a PairwisePanel (the vote share)."""
+    """A PairwiseJudge (confidence: the probability its winner is better; for an aligned judge, the chance that
+    the person agrees, which its calibration gives) or a PairwisePanel (the vote share). The confidence is read
+    from the judge's results as they are: the calibration is the judge's, applied once, where it decides."""
 
     kind: Kind = "pairwise"
 
@@ -113,6 +116,7 @@ class PairwiseStage:
             return f"vote share of {len(judge.judges)} judges"
         if judge.method == "verdict":
             return "the judge's stated confidence"
+        calibrated = judge.calibration is not None
         # The probability and pointwise methods read probabilities from logprobs; without them a probability
         # judge has no confidence and a pointwise one only certain scores (the same setting decides both).
         if not judge.caller.uses_probabilities():
@@ -121,6 +125,8 @@ class PairwiseStage:
                 "logprobs, and this model is set up without them; use method='verdict' (stated confidence), a "
                 "model that returns logprobs, or a PairwisePanel (vote share)"
             )
+        if calibrated:
+            return "P(the person agrees), the judge's probabilities calibrated by its alignment"
         return "P(winner is better), from the judge's probabilities"
 
     def check(self) -> None:
@@ -145,6 +151,34 @@ class PairwiseStage:
                 )
             )
         return out
+
+
+def fitted_on(judge: Any) -> set[str]:
+    """Keys of the labelled items an aligned judge's calibration (or its panel members') was fitted on."""
+    members = getattr(judge, "judges", None)
+    keys: set[str] = set()
+    for member in members if isinstance(members, Sequence) else [judge]:
+        keys.update(getattr(getattr(member, "calibration", None), "items", ()) or ())
+    return keys
+
+
+def check_unseen(stages: Sequence[Stage], items: Sequence[Any]) -> None:
+    """InputError when a stage's calibration was fitted on some of the labelled rows: its confidence was shaped by
+    their labels, so testing it on them would certify what it was fitted to, not what it does on new items."""
+    keys = [item_key(item) for item in items]
+    for stage in stages:
+        seen = fitted_on(stage.judge)
+        if not seen:
+            continue
+        rows = [i for i, key in enumerate(keys) if key in seen]
+        if rows:
+            raise InputError(
+                f"stage {stage.name!r} was aligned on {len(rows)} of these {len(keys)} labelled rows (rows "
+                f"{', '.join(map(str, rows[:10]))}{', ...' if len(rows) > 10 else ''}): its calibrated confidence "
+                "was fitted to their labels, and a threshold certified on them would not hold on new items. "
+                "Calibrate the cascade on labelled rows the alignment did not use (align on one part of your "
+                "labels, calibrate on another)"
+            )
 
 
 def make_stage(judge: Any, name: str, pass_threshold: float | None) -> Stage:

@@ -107,6 +107,11 @@ class JudgeMagics(Magics):
     @argument("--K", type=float, default=10, help="sequential: precision parameter K")
     @argument("--alpha", type=float, default=0.05, help="sequential: significance level")
     @argument("--seed", type=int, default=None, help="seed for shuffling / tournaments")
+    @argument("--labels", "-l", help="a person's labels on some items: a .csv/.jsonl/.parquet file or a variable")
+    @argument("--label-col", default="label", help="column of the labels (default label)")
+    @argument("--id-col", default=None, help="id column shared by --data and the labels, to match them by")
+    @argument("--label-scale", default=None, help="LOW,HIGH of numeric labels, e.g. 1,5 (default 0,1)")
+    @argument("--pass-threshold", type=float, default=None, help="with --labels: also the pass rate at this score")
     @line_cell_magic
     def judge(self, line: str, cell: str | None = None) -> Any:
         """Judge the items in the cell (or --data DF) and show the table and chart.
@@ -139,6 +144,15 @@ class JudgeMagics(Magics):
             response: ...
 
         `{var}` in the cell body is replaced by the variable's value, as in other magics.
+
+        With `--labels` (score mode), a person's labels on some of the items correct the judge's aggregate score:
+        the mean score and, with `--pass-threshold T`, the pass rate (score ≥ T) are estimated by PPI++
+        (`jw.estimate_quality`) and shown beside the judge's own and the labels' alone; `--out NAME` also keeps
+        them in `NAME_estimates`. The labels are a file (.csv, .jsonl such as a LabelStore's, .parquet) or a
+        variable (a DataFrame, LabelQueue or LabelStore), pass/fail or scores (`--label-scale 1,5`), matched to
+        the items by `--id-col`, by their texts, or by a label store's item keys; they are checked before any call.
+
+            %judge --data answers --labels labels.csv --pass-threshold 0.5 --out scored
         """
         args = _parse(self.judge, line)
         cell = cell or ""
@@ -147,7 +161,9 @@ class JudgeMagics(Magics):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
+                labels = self._labels(args, body, mode)  # checked before any call
                 result, table, chart = getattr(self, f"_run_{mode}")(args, body)
+                estimates = self._estimates(args, table, labels)
         except KeyboardInterrupt:
             raise UsageError(
                 "interrupted: the judgments that finished are in the cache; run the cell again to resume"
@@ -156,10 +172,14 @@ class JudgeMagics(Magics):
             raise UsageError(str(exc)) from None
         if args.out:
             self._shell.user_ns[args.out] = result
+            if estimates:
+                self._shell.user_ns[f"{args.out}_estimates"] = estimates
         display(table)
         failures = _failures(result)
         if failures is not None:
             display(failures)
+        for estimate in estimates.values():
+            display(estimate)
         if chart is not None and not args.no_chart:
             return chart
         return None
@@ -198,6 +218,43 @@ class JudgeMagics(Magics):
                 )
             return frame[list(columns)].rename(columns=columns).reset_index(drop=True)
         return parse_items(body)
+
+    def _labels(self, args: Any, body: str, mode: str) -> tuple[pd.Series, bool] | None:
+        """The labels of `--labels` on the items' positions, on [0, 1], and whether they are pass/fail; None
+        without `--labels`. Every problem is a UsageError, before any judge is called."""
+        from ._labels import encode, match_labels, parse_scale, read_labels
+
+        if not args.labels:
+            options = (("--pass-threshold", args.pass_threshold), ("--label-scale", args.label_scale))
+            given = [option for option, value in (*options, ("--id-col", args.id_col)) if value is not None]
+            if given:
+                raise UsageError(f"{', '.join(given)} goes with --labels")
+            return None
+        if mode != "score":
+            raise UsageError(f"--labels corrects the score mode's aggregate; not --mode {mode}")
+        if args.pass_threshold is not None and not 0.0 <= args.pass_threshold <= 1.0:
+            raise UsageError(f"--pass-threshold must be a normalised score in [0, 1], got {args.pass_threshold}")
+        items = self._items(args, body)
+        ids = None
+        if args.id_col:
+            frame = self._shell.user_ns.get(args.data) if args.data else None
+            if not isinstance(frame, pd.DataFrame) or args.id_col not in frame.columns:
+                raise UsageError(f"--id-col {args.id_col}: needs --data DF with a column {args.id_col!r}")
+            ids = frame[args.id_col].tolist()
+        columns = {"prompt": args.prompt_col, "response": args.response_col, "reference": args.reference_col}
+        table = read_labels(args.labels, self._shell.user_ns)
+        matched = match_labels(items, table, label_col=args.label_col, id_col=args.id_col, ids=ids, text_cols=columns)
+        return encode(matched, parse_scale(args.label_scale))
+
+    def _estimates(self, args: Any, table: pd.DataFrame, labels: tuple[pd.Series, bool] | None) -> dict[str, Any]:
+        """The aggregate score's estimates corrected by the labels (none without them)."""
+        if labels is None:
+            return {}
+        from ._labels import estimates
+
+        column = args.aggregation or ("weighted_avg" if "weighted_avg" in table.columns else "avg")
+        scores = table[column].astype(float).reset_index(drop=True)
+        return estimates(scores, labels[0], labels[1], args.pass_threshold)
 
     def _run_score(self, args: Any, body: str) -> tuple[Any, pd.DataFrame, Any]:
         from ..scoring._panel import LLMPanel

@@ -7,6 +7,15 @@ a LabelStore too).
 
 from ._kinds import KINDS, LabelKind
 from ._queue import LabelQueueModel
-from ._store import LabelRecord, LabelStore, LabelsView, content_key
+from ._store import LabelRecord, LabelStore, LabelsView, content_key, item_key
 
-__all__ = ["KINDS", "LabelKind", "LabelQueueModel", "LabelRecord", "LabelStore", "LabelsView", "content_key"]
+__all__ = [
+    "KINDS",
+    "LabelKind",
+    "LabelQueueModel",
+    "LabelRecord",
+    "LabelStore",
+    "LabelsView",
+    "content_key",
+    "item_key",
+]

@@ -34,7 +34,7 @@ try:
 except ImportError:  # pragma: no cover - Windows: no flock; appends are single O_APPEND writes, unlocked
     fcntl = None  # type: ignore[assignment]  # typeshed types `fcntl` as a module on every platform
 
-__all__ = ["LabelRecord", "LabelStore", "LabelsView", "content_key", "default_who", "open_store"]
+__all__ = ["LabelRecord", "LabelStore", "LabelsView", "content_key", "default_who", "item_key", "open_store"]
 
 LABEL_COLUMNS = ["item", "label", "who", "when"]
 _READ_CHUNK = 1 << 20
@@ -61,6 +61,17 @@ def content_key(**fields: Any) -> str:
     present = {name: str(value) for name, value in fields.items() if not _missing(value)}
     blob = json.dumps(present, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+def item_key(item: Any) -> str:
+    """The content key of a judged item (an Item of prompt and response, or a PairItem of question and responses
+    a and b), the same a LabelQueue gives the same texts: how a label, or a calibration, names the item it was
+    given on."""
+    if hasattr(item, "response_a"):
+        return content_key(
+            prompt=item.question, response_a=item.response_a, response_b=item.response_b, reference=item.reference
+        )
+    return content_key(prompt=item.prompt, response=item.response, reference=item.reference)
 
 
 def default_who() -> str:

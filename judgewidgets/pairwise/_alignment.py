@@ -1,6 +1,6 @@
 """PairwiseJudge as alignment's subject: its signal is P(a better) (1 / 0.5 / 0 for a bare verdict); it can show
 decided pairs as examples, score each response under another template, take a rewritten criterion and carry a
-lean and a tie margin."""
+lean, a tie margin and the chance that the person agrees with each verdict (its confidence, calibrated)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from ..alignment import (
     fixed,
 )
 from ..engine import CallSession
+from ..labels import item_key
 from ..scoring import Generator
 from ..scoring._alignment import reflector_for
 from ..templates import Template
@@ -51,7 +52,7 @@ class PairwiseSubject:
 
     def __post_init__(self) -> None:
         self._items, _ = pairs_from(self.frame, None, None, None)
-        self.judge = self.judge.with_options(lean=0.0, examples=())
+        self.judge = self.judge.with_options(lean=0.0, examples=(), calibration=None)
 
     def items(self) -> Sequence[PairItem]:
         return self._items
@@ -128,9 +129,14 @@ class PairwiseSubject:
         )
 
     def aligned(self, prompt: Prompt, examples: Sequence[int], rule: FittedRule) -> PairwiseJudge:
+        """The judge with the prompt, examples and rule chosen; a judge that reads probabilities also carries the
+        rule's agreement calibration (a bare verdict's stated confidence is left as the judge gives it)."""
         judge: PairwiseJudge = prompt.build(examples)
         if isinstance(rule, PairRule):
-            return judge.with_options(lean=rule.lean, tie_margin=rule.tie_margin)
+            calibration = rule.agreement if judge.method != "verdict" else None
+            if calibration is not None:
+                calibration = calibration.model_copy(update={"items": tuple(item_key(i) for i in self._items)})
+            return judge.with_options(lean=rule.lean, tie_margin=rule.tie_margin, calibration=calibration)
         return judge
 
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field, create_model
 from .._constants import DEFAULT_REASKS, DEFAULT_TIE_MARGIN
 from .._errors import ConfigurationError, ParseError
 from .._fence import fence
+from .._manipulation import manipulation_note
 from .._probabilities import label_probabilities
 from .._progress import Progress, counted
 from .._records import Item, Vote
@@ -34,7 +35,7 @@ from ._records import OrderVerdict, PairExample, PairItem, PairwiseResult, Winne
 from ._scales import AB_TIE, Scale, Slot, get_scale, swap_slot
 
 if TYPE_CHECKING:
-    from ..alignment import AlignmentReport
+    from ..alignment import AgreementCalibration, AlignmentReport
 
 PairwiseMethod = Literal["probability", "pointwise", "verdict"]
 METHODS: tuple[PairwiseMethod, ...] = ("probability", "pointwise", "verdict")
@@ -143,8 +144,11 @@ class PairwiseJudge:
     replaces the default criterion. `examples` are comparisons a person decided (`PairExample`), shown in the
     fixed part of the prompt (the pointwise method shows their winners and losers as scored examples). `lean`
     shifts P(a better) before the winner is decided, correcting a judge that favours one side; `align()` fits it
-    with the tie margin. Other arguments are LLMJudge's (the embedded judge gets its own call
-    defaults: one call at a time, a long timeout); extra keyword arguments go to `litellm.acompletion` unchanged.
+    with the tie margin, and `calibration` (a `jw.alignment.AgreementCalibration`), which turns the confidence
+    read from the judge's probabilities into the chance that the person agrees with the verdict (the judge's own
+    stays on the result as `uncalibrated_confidence`). Other arguments are LLMJudge's (the embedded judge gets its
+    own call defaults: one call at a time, a long timeout); extra keyword arguments go to `litellm.acompletion`
+    unchanged.
     """
 
     def __init__(
@@ -165,6 +169,7 @@ class PairwiseJudge:
         instruction: str | None = None,
         examples: Sequence[PairExample] = (),
         lean: float = 0.0,
+        calibration: AgreementCalibration | None = None,
         structured_output: bool | None = None,
         prefill: bool | None = None,
         probability_weighted: bool | None = None,
@@ -189,6 +194,7 @@ class PairwiseJudge:
         if not (isinstance(lean, (int, float)) and -0.5 < lean < 0.5):
             raise ConfigurationError(f"lean must lie in (-0.5, 0.5), got {lean!r}")
         self.lean = float(lean)
+        self.calibration = calibration
         self.examples = tuple(e if isinstance(e, PairExample) else PairExample(**e) for e in examples)
         self.alignment_report: AlignmentReport | None = None
         self.name = name
@@ -276,6 +282,7 @@ class PairwiseJudge:
             "instruction": self.instruction,
             "examples": self.examples,
             "lean": self.lean,
+            "calibration": self.calibration,
             **self.caller.options(),
         }
         current.update(changes)
@@ -374,6 +381,9 @@ class PairwiseJudge:
         if reference:
             parts.append(fence("reference", reference))
         parts += [fence("response_a", first), fence("response_b", second)]
+        note = manipulation_note({"response A": first, "response B": second})
+        if note:
+            parts.append(note)
         messages: tuple[dict[str, str], ...] = (
             {"role": "system", "content": system},
             {"role": "user", "content": "\n".join(parts)},
@@ -484,7 +494,9 @@ class PairwiseJudge:
 
         async def one(item: PairItem) -> PairwiseResult:
             verdicts = await compare(item, session, params, label)
-            return PairwiseResult.from_orders(item, label, verdicts, list(self.aspects), self.tie_margin, self.lean)
+            return PairwiseResult.from_orders(
+                item, label, verdicts, list(self.aspects), self.tie_margin, self.lean, self.calibration
+            )
 
         return list(await asyncio.gather(*(counted(progress, one(item)) for item in items)))
 

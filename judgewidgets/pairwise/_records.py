@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -151,6 +151,9 @@ class PairwiseResult(BaseModel, Keepable):
     consistent: bool | None
     confidence: float | None
     p_a_better: float | None = Field(None, description="Probability that response a is better (ties split).")
+    uncalibrated_confidence: float | None = Field(
+        None, description="The judge's own confidence, when an alignment calibrated `confidence` (None otherwise)."
+    )
     aspects: dict[str, Winner | None] = Field(default_factory=dict)
     verdicts: list[OrderVerdict]
     error: str | None = None
@@ -188,9 +191,12 @@ class PairwiseResult(BaseModel, Keepable):
         aspects: Sequence[str] = (),
         tie_margin: float = 0.0,
         lean: float = 0.0,
+        calibration: Callable[[bool, float], float] | None = None,
     ) -> PairwiseResult:
         """Debias the orders' verdicts; `aspects` names the aspects asked for (missing answers give None); `lean`
-        is taken from P(a better) before deciding (a judge's fitted lean towards a)."""
+        is taken from P(a better) before deciding (a judge's fitted lean towards a). `calibration` (an aligned
+        judge's `AgreementCalibration`) turns the confidence read from P(a better) into the chance that the person
+        agrees, keeping the judge's own in `uncalibrated_confidence`."""
         failed = [v for v in verdicts if v.error]
         if failed:
             which = "the swapped order" if failed[0].swapped else "the original order"
@@ -210,11 +216,14 @@ class PairwiseResult(BaseModel, Keepable):
         winner, consistent = combine(winners[0], winners[1] if len(winners) > 1 else None)
         confidences = [v.confidence for v in verdicts if v.confidence is not None]
         p_a_better = None
+        uncalibrated: float | None = None
         confidence: float | None
         if all(v.probabilities for v in verdicts):
             p_a_better = sum(a_better(v.probabilities or {}) for v in verdicts) / len(verdicts)
             p_a_better = min(1.0, max(0.0, p_a_better - lean))
             winner, confidence = decide(p_a_better, tie_margin)
+            if calibration is not None:
+                uncalibrated, confidence = confidence, calibration(winner == "tie", confidence)
         elif consistent is False:
             confidence = 0.0
         else:
@@ -234,6 +243,7 @@ class PairwiseResult(BaseModel, Keepable):
             consistent=consistent,
             confidence=confidence,
             p_a_better=p_a_better,
+            uncalibrated_confidence=uncalibrated,
             aspects=combined,
             verdicts=list(verdicts),
         )

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, create_model
 
 from .._fence import fence
+from .._manipulation import manipulation_note
 from ..templates._parse import match_label, own_verdict
 from ._criterion import Criterion, CriterionVerdict
 
@@ -217,13 +218,17 @@ def _given(reference: str | None, context: str | None, subject: str) -> str:
 
 
 def _material(tag: str, submission: str, query: str | None, reference: str | None, context: str | None) -> str:
-    """The user message: the context, the question, the judged text under `tag`, the reference, each fenced."""
+    """The user message: the context, the question, the judged text under `tag`, the reference, each fenced (and a
+    note quoting any sentence of the text that addresses the grader)."""
     parts = [fence("context", context)] if context else []
     if query:
         parts.append(fence("question", query))
     parts.append(fence(tag, submission))
     if reference:
         parts.append(fence("reference", reference))
+    note = manipulation_note({f"the {tag}": submission})
+    if note:
+        parts.append(note)
     return "\n".join(parts)
 
 

@@ -28,6 +28,7 @@ from ..alignment import (
     fixed,
 )
 from ..engine import CallSession
+from ..labels import item_key
 from ..templates import Anchor, Template
 from ..templates._builtin import BUILTIN_TEMPLATES
 from ._generate import Generator
@@ -136,8 +137,12 @@ class PointwiseSubject:
         return "\n".join(parts)
 
     def aligned(self, prompt: Prompt, examples: Sequence[int], rule: FittedRule) -> LLMJudge:
+        """The judge with the prompt, examples and calibration chosen; the calibration names the items it was
+        fitted on."""
         judge: LLMJudge = prompt.build(examples)
         calibration = rule.calibration if isinstance(rule, LevelRule) else None
+        if calibration is not None:
+            calibration = calibration.model_copy(update={"items": tuple(item_key(i) for i in self._items)})
         return judge.with_options(calibration=calibration)
 
 

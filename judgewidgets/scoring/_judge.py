@@ -7,7 +7,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from .._constants import DEFAULT_REASKS
+from .._constants import DEFAULT_REASKS, GROUNDED_PREFILLED_MAX_TOKENS
 from .._probabilities import expected_value
 from .._progress import Progress, counted
 from .._records import Item, Vote, build_items
@@ -282,10 +282,32 @@ class LLMJudge:
             prefill="response_format" not in params and self.uses_prefill(),
         )
 
+    def item_params(self, item: Item, params: dict[str, Any]) -> dict[str, Any]:
+        """`params` as sent for `item`: a reference-grounded judgment (see `Template.grounds`) asks for the answer
+        with its `matches_reference` (the template's schema with that field, or the few more tokens a prefilled answer
+        needs to get past it to the verdict); any other item's are unchanged."""
+        if not self.template.grounds(item.reference):
+            return params
+        params = dict(params)
+        answer_format = params.get("response_format")
+        if answer_format is not None:
+            schema = answer_format.get("json_schema", {}) if isinstance(answer_format, dict) else {}
+            if schema.get("schema") == self.template.json_schema(self.explanations):
+                grounded = {**schema, "schema": self.template.json_schema(self.explanations, grounded=True)}
+                params["response_format"] = {**answer_format, "json_schema": grounded}
+        elif self.uses_prefill() and "max_tokens" not in self.litellm_kwargs:
+            params["max_tokens"] = max(int(params.get("max_tokens") or 0), GROUNDED_PREFILLED_MAX_TOKENS)
+        return params
+
     async def ajudge_one(
         self, index: int, item: Item, session: CallSession, params: dict[str, Any], label: str, sample: int = 0
     ) -> Vote:
-        """This judge's vote on one item; `sample` distinguishes repeated draws of the same item in the cache."""
+        """This judge's vote on one item; `sample` distinguishes repeated draws of the same item in the cache.
+
+        A reference-grounded judgment's score is the verdict the judge gives after its `matches_reference`, read as any
+        other (probability-weighted where it can be): its probabilities follow what the judge said about the
+        reference."""
+        params = self.item_params(item, params)
         messages = self.messages(item, params)
         answer = await self.caller.ask(session, messages, params, self.template.read, sample)
         score = math.nan

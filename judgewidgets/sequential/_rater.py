@@ -14,6 +14,7 @@ import pandas as pd
 
 from .._errors import ConfigurationError, InputError
 from .._fence import fence
+from .._manipulation import manipulation_note
 from .._progress import Progress, counted
 from .._records import Item, Vote, build_items
 from .._run import run_scope
@@ -67,6 +68,9 @@ class PromptVariantTemplate(Template):
         text = re.sub(r"\{prompt\}|\{response\}", lambda m: fenced[m.group(0)], self.user_format)
         if reference:
             text += "\n" + fence("reference", reference)
+        note = manipulation_note({"the response": response})
+        if note:
+            text += "\n" + note
         messages: tuple[dict[str, str], ...] = (system, {"role": "user", "content": text})
         if prefill:
             messages += ({"role": "assistant", "content": self.answer_prefill()},)

@@ -1,4 +1,8 @@
-"""The four built-in scoring templates (uqlm's names), each normalised to [0, 1]."""
+"""The built-in scoring templates (uqlm's four, and two for instruction following), each normalised to [0, 1].
+
+Every built-in is reference-grounded: given a reference answer, the judge first says whether the response's answer
+matches it, then gives its verdict (see `Template.reference_grounding`).
+"""
 
 from __future__ import annotations
 
@@ -28,6 +32,7 @@ TRUE_FALSE_UNCERTAIN = Template(
     choices={"correct": 1.0, "not sure": 0.5, "incorrect": 0.0},
     aliases=_UNCERTAIN_ALIASES,
     score_description="One of: correct, incorrect, not sure.",
+    reference_grounding=True,
 )
 
 TRUE_FALSE = Template(
@@ -39,6 +44,7 @@ TRUE_FALSE = Template(
     choices={"correct": 1.0, "incorrect": 0.0},
     aliases={k: v for k, v in _UNCERTAIN_ALIASES.items() if v != "not sure"},
     score_description="One of: correct, incorrect.",
+    reference_grounding=True,
 )
 
 CONTINUOUS = Template(
@@ -49,6 +55,7 @@ CONTINUOUS = Template(
     ),
     scale=(0, 100),
     score_description="An integer from 0 (completely wrong) to 100 (fully correct and complete).",
+    reference_grounding=True,
 )
 
 LIKERT = Template(
@@ -60,6 +67,7 @@ LIKERT = Template(
     ),
     scale=(1, 5),
     score_description="An integer from 1 (wrong or useless) to 5 (fully correct, complete and clear).",
+    reference_grounding=True,
 )
 
 _FOLLOWING_RULES = (
@@ -78,6 +86,7 @@ INSTRUCTION_FOLLOWING = Template(
     ),
     scale=(1, 5),
     score_description="An integer from 1 (fails the instruction) to 5 (precisely follows it and is correct).",
+    reference_grounding=True,
 )
 
 FOLLOWS_INSTRUCTION = Template(
@@ -89,6 +98,7 @@ FOLLOWS_INSTRUCTION = Template(
     choices={"yes": 1.0, "no": 0.0},
     aliases={"true": "yes", "false": "no", "correct": "yes", "incorrect": "no"},
     score_description="One of: yes, no.",
+    reference_grounding=True,
 )
 
 BUILTIN_TEMPLATES: dict[str, Template] = {

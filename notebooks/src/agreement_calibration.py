@@ -144,6 +144,42 @@ scores.to_df().assign(label=examples["label"])[["response", "label", "as given",
 # different threshold. The report's disagreements tab is where such items show up.
 
 # %% [markdown]
+# ## What is my model's real pass rate?
+# Say the 36 answers are your model's, and you want the share that the strict grader would pass. The judge scored
+# every one of them while aligning (those calls are in the cache, so scoring them again costs nothing); suppose you
+# had labelled a random 12 rather than all 36. `jw.estimate_quality` combines the two by prediction-powered
+# inference (PPI++): the judge's pass rate on the items you did not label, corrected by its errors on the ones you
+# did. Its interval stays valid however lenient the judge is; beside it, the judge alone and your 12 labels alone.
+
+# %%
+scored = judge.score(graded["prompt"], graded["response"], graded["reference"])
+sample = queue.labels.sample(12, random_state=1)
+estimate = jw.estimate_quality(scored, sample["label"], metric="pass_rate", pass_threshold=0.5)
+print(f"what all 36 labels say: {(queue.labels['label'] == 'pass').mean():.1%} pass")
+estimate
+
+# %% [markdown]
+# Read the three rows against what all 36 labels say. The judge alone has the narrowest interval, but it measures
+# only which items happened to be judged, not the judge's leniency, so it can sit far from the truth and still look
+# sure. The labels alone are unbiased and wide. PPI++ is unbiased too; how much narrower it gets depends on how well
+# the judge's verdicts track yours (`effective_labels` says how many labels the judge was worth, and λ how much the
+# estimate leaned on it: 0 when the judge did not help). With thousands of judged items and a judge that tracks
+# your labels, the gain is large; with 36 items and a lenient judge it is small, and the estimate says so rather
+# than borrowing the judge's confidence.
+
+# %%
+estimate.chart()
+
+# %% [markdown]
+# The `%judge` magic does the same in one line: `--labels` takes a file (.csv, a label store's .jsonl, .parquet)
+# or a variable, matched to the items by their texts (or an id column, `--id-col`), and shows the corrected mean
+# score and, with `--pass-threshold`, the pass rate beside the judge's own. The labels are checked before any call,
+# and the judgments come from the cache again.
+
+# %%
+# %judge --data graded -j local -t likert --reference-col reference --labels sample --pass-threshold 0.5 --no-chart
+
+# %% [markdown]
 # ## The human-review queue
 # Items where the judges disagree or score low come to you one at a time; label them and see each judge's
 # agreement with your labels on the spot. Give it `store=` and those labels are kept in a file too.

@@ -54,3 +54,35 @@ def test_rejects_decreasing_knots() -> None:
     with pytest.raises(jw.ConfigurationError, match="must not decrease"):
         jw.ScoreCalibration(x=(0.0, 1.0), y=(1.0, 0.0))
     assert isotonic_fit(np.array([0.0, 1.0]), np.array([1.0, 0.0]))[1].tolist() == [0.5, 0.5]
+
+
+def test_the_pair_rule_reads_confidence_as_the_judge_reports_it() -> None:
+    from judgewidgets.alignment._rules import PairRule
+    from judgewidgets.pairwise._records import decide
+
+    p = np.append(np.linspace(0, 1, 101), np.nan)
+    for lean, margin in [(0.0, 0.0), (0.1, 0.2), (-0.25, 0.06)]:
+        rule = PairRule(lean, margin)
+        confidence, predicted = rule.confidence(p), rule.predict(p)
+        for value, got, code in zip(p[:-1], confidence, predicted):
+            winner, expected = decide(min(1.0, max(0.0, value - lean)), margin)
+            assert got == pytest.approx(expected) and ("A", "B", "tie")[code] == winner
+        assert np.isnan(confidence[-1])
+
+
+def test_agreement_calibration_maps_each_kind_of_verdict_alone() -> None:
+    from judgewidgets.alignment import AgreementCalibration
+
+    ties = [True] * 6 + [False] * 8
+    confidence = [1.0, 0.98, 0.96, 0.94, 0.92, 0.9, 0.55, 0.6, 0.65, 0.7, 0.8, 0.85, 0.9, 0.95]
+    agrees = [False] * 5 + [True] + [False, True, False, True, True, True, True, True]
+    calibration = AgreementCalibration.fit(ties, confidence, agrees)
+    assert calibration(True, 1.0) < 0.3  # sure ties, rarely a person's tie
+    assert calibration(False, 0.95) > 0.8 > calibration(False, 0.55)
+    assert calibration(False, float("nan")) != calibration(False, float("nan"))
+    only_decisive = AgreementCalibration.fit([False, False], [0.6, 0.9], [False, True])
+    assert only_decisive.tie is None and only_decisive(True, 0.99) == 0.5  # never seen: no claim either way
+    again = AgreementCalibration.model_validate(calibration.model_dump())
+    assert again == calibration
+    with pytest.raises(jw.ConfigurationError):
+        AgreementCalibration(decisive={"x": [0.5, 0.4], "y": [0.1, 0.2]})

@@ -74,3 +74,40 @@ def test_delta_is_split_over_the_stages() -> None:
     one = fit_cascade(conf[:, None], ok[:, None], 0.9, 0.1)
     two = fit_cascade(np.column_stack([conf, conf]), np.column_stack([ok, ok]), 0.9, 0.1)
     assert one[0].threshold == pytest.approx(0.99) and two[0].threshold is None
+
+
+def test_a_second_start_certifies_past_an_early_disagreement() -> None:
+    from judgewidgets.cascade import Walk
+
+    # The surest rows are right 85 % of the time, the first of them wrong: the paper's walk, starting at the top,
+    # fails at once; the second start, where the confidences predict the test passes on the most rows, certifies.
+    confidence = np.linspace(0.9, 0.8, 200)
+    agrees = np.ones(200, dtype=bool)
+    agrees[::7] = False  # 29 of 200 wrong, the first among them
+    paper = fit_stage(confidence, agrees, AgreementTest(0.7, 0.1))
+    assert paper.threshold is None and paper.tested == 1
+    two = fit_stage(confidence, agrees, Walk(0.7, 0.1))
+    assert two.threshold is not None and two.trusted >= 100 and two.agreement > 0.8
+    assert AgreementTest(0.7, 0.04).p_value(two.trusted, two.trusted - two.agreed) <= 0.04  # at the second's level
+
+
+def test_the_walk_from_the_top_goes_on_past_the_second_start() -> None:
+    from judgewidgets.cascade import Walk
+
+    confidence = np.linspace(0.99, 0.9, 300)  # every verdict right: the walk from the top certifies all the way
+    walk = Walk(0.8, 0.1)
+    fit = fit_stage(confidence, np.ones(300, dtype=bool), walk)
+    assert fit.trusted == 300 and fit.threshold == pytest.approx(0.9)
+    assert fit.tested == 300 - walk.top.minimum + 1  # one walk, from the top start down, never restarted
+
+
+def test_predicted_start_reads_only_the_confidences() -> None:
+    from judgewidgets.cascade._calibrate import predicted_start
+
+    trusted = np.arange(1, 201)
+    sure = predicted_start(np.full(200, 0.99), trusted, AgreementTest(0.9, 0.05))
+    assert sure == 200  # a judge right 99 % of the time: every row
+    flat = predicted_start(np.full(200, 0.85), trusted, AgreementTest(0.7, 0.05))
+    assert 100 <= flat <= 200
+    falling = predicted_start(np.linspace(0.99, 0.3, 200), trusted, AgreementTest(0.8, 0.05))
+    assert 40 <= falling <= 140  # beyond where the running agreement falls to the target, no further

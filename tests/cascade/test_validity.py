@@ -67,3 +67,18 @@ def test_simulate_refuses_bad_settings() -> None:
         simulate([STRONG], 1.2, 0.1)
     with pytest.raises(jw.ConfigurationError):
         simulate([STRONG], 0.9, 0.1, splits=0)
+
+
+def test_two_starts_decide_more_where_accuracy_levels_off() -> None:
+    judges = [SimulatedJudge(bias=0.8, ceiling=0.88), SimulatedJudge(bias=1.0, ceiling=0.88)]
+    two = simulate(judges, 0.7, 0.1, n_calibration=200, n_test=1500, splits=1000, seed=6)
+    paper = simulate(judges, 0.7, 0.1, n_calibration=200, n_test=1500, splits=1000, seed=6, walk="paper")
+    check(two, 0.7, 0.1)
+    check(paper, 0.7, 0.1)
+    assert two["coverage"].mean() > paper["coverage"].mean() + 0.15
+    with pytest.raises(jw.ConfigurationError, match="walk"):
+        simulate(judges, 0.7, 0.1, splits=1, walk="sideways")  # type: ignore[arg-type]
+
+
+def test_a_ceiling_caps_the_judges_accuracy() -> None:
+    assert SimulatedJudge(bias=8.0, skill=0.0, noise=0.0, ceiling=0.85).accuracy() == pytest.approx(0.85, abs=1e-3)
