@@ -21,7 +21,11 @@ import judgewidgets as jw
 from judgewidgets import _charts
 from judgewidgets.jupyter._chart_widget import chart_widget, offline_widget_class
 from judgewidgets.testing import ScriptedTransport
+from tests.alignment.helpers import lenient, likert_judge, pointwise_set
 from tests.aspects.test_aspects import judge as aspect_judge
+from tests.cascade.helpers import pairwise_judge
+from tests.cascade.test_cascade import LABELLED, NEW, cheap_p, strong_p
+from tests.estimates.test_quality import scores_and_labels
 from tests.aspects.test_aspects import per_aspect
 from tests.meta_eval.test_meta_evaluate import first_slot_pairwise
 from tests.pairwise.test_tournament import CANDIDATES, QUESTIONS, exact_judge
@@ -58,7 +62,14 @@ def tournament() -> Any:
     )
 
 
-# Each chart-returning method the package has outside cascade/, estimates/ and alignment/.
+def cascade() -> jw.Cascade:
+    stages = [pairwise_judge(cheap_p, "cheap"), pairwise_judge(strong_p, "strong")]
+    calibrated = jw.Cascade(stages, target_agreement=0.9, delta=0.2)
+    calibrated.calibrate(LABELLED, progress=False)
+    return calibrated
+
+
+# Each chart-returning method the package has.
 CHARTS: dict[str, Callable[[], Any]] = {
     "PanelResult.chart": lambda: panel_result().chart(),
     "TournamentResult.chart": lambda: tournament().chart(),
@@ -73,6 +84,11 @@ CHARTS: dict[str, Callable[[], Any]] = {
         .evaluate(["q1"], ["r1"], progress=False)
         .chart()
     ),
+    "QualityEstimate.chart": lambda: jw.estimate_quality(*scores_and_labels()).chart(),
+    "AlignmentReport.chart": lambda: (
+        likert_judge(lenient)[0].align(pointwise_set(), levers=("rule",), progress=False).alignment_report.chart()
+    ),
+    "CascadeResult.chart": lambda: cascade().run(NEW, progress=False).chart(),
     "MetaEvaluation.chart": lambda: jw.meta_evaluate(
         first_slot_pairwise(), "llmbar", subsets=["Natural"], n=2, progress=False
     ).chart(),

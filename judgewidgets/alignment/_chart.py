@@ -17,6 +17,8 @@ def report_chart(report: AlignmentReport) -> alt.HConcatChart:
     rules are fitted on more labels."""
     import altair as alt
 
+    from .._charts import offline
+
     rows = []
     for _, r in report.table.iterrows():
         for metric in ("accuracy", "kappa"):
@@ -63,4 +65,4 @@ def report_chart(report: AlignmentReport) -> alt.HConcatChart:
         )
         .properties(width=240, height=180, title="Learning curve")
     )
-    return alt.hconcat(agreement, curve)
+    return offline(alt.hconcat(agreement, curve))

@@ -16,6 +16,8 @@ def cascade_chart(sweep: pd.DataFrame, target: float | None = None) -> alt.VConc
     `target`. `sweep` is `Calibration.sweep()`: one row per target and stage."""
     import altair as alt
 
+    from .._charts import offline
+
     x = alt.X("target:Q", title="guaranteed agreement (target)", scale=alt.Scale(zero=False))
     overall = sweep.drop_duplicates("target")[
         ["target", "coverage", "relative_calls", "relative_cost", "relative_seconds"]
@@ -68,7 +70,7 @@ def cascade_chart(sweep: pd.DataFrame, target: float | None = None) -> alt.VConc
         )
         layers = [alt.layer(layer, rule) for layer in layers]
     top = alt.hconcat(layers[0].properties(width=280, height=200), layers[1].properties(width=280, height=200))
-    return (
+    return offline(
         alt.vconcat(top, layers[2].properties(width=620, height=140))
         .resolve_scale(color="independent")
         .properties(title="Trust or escalate: coverage and cost for each guaranteed agreement (calibration rows)")

@@ -16,6 +16,8 @@ def quality_chart(estimate: QualityEstimate) -> alt.LayerChart:
     """One row per method: its interval as a bar, its estimate as a point; tooltips give the numbers."""
     import altair as alt
 
+    from .._charts import offline
+
     data = estimate.to_df()
     methods = list(data["method"])
     base = alt.Chart(data).encode(
@@ -41,4 +43,4 @@ def quality_chart(estimate: QualityEstimate) -> alt.LayerChart:
         x=alt.X("low:Q", title=estimate.metric, scale=alt.Scale(zero=False)), x2="high:Q"
     )
     points = base.mark_point(filled=True, size=80).encode(x="estimate:Q")
-    return alt.layer(bars, points).properties(title=title, width=360, height=120)
+    return offline(alt.layer(bars, points).properties(title=title, width=360, height=120))
