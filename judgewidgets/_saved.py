@@ -1,4 +1,4 @@
-"""What every result kind shares to be kept: `save()`, and the helpers its `_dump` uses.
+"""What every result kind shares to be kept: `save()` and `log_to_mlflow()`, and the helpers its `_dump` uses.
 
 A result class extends `Keepable` (or `KeptFrame`, for a result that is a DataFrame) and implements the
 `Saveable` protocol (`_dump`, `_restore`); see `_runfiles` for the folder it is written to.
@@ -34,7 +34,7 @@ __all__ = [
 
 
 class Keepable:
-    """`save` for a result class that implements `Saveable`."""
+    """`save` and `log_to_mlflow` for a result class that implements `Saveable`."""
 
     def save(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
         """Write this result to the folder `path` (Parquet tables and run.json); `jw.load(path)` reads it back.
@@ -42,6 +42,15 @@ class Keepable:
         An existing saved run there is replaced only with `overwrite=True`; a folder holding other files is never
         written into. Returns the folder."""
         return write(self, path, overwrite=overwrite)
+
+    def log_to_mlflow(self, run_name: str | None = None, **options: Any) -> str:
+        """Log this result as an MLflow run into the tracking URI and experiment you have set: the judges'
+        settings as params, the headline metrics and usage as metrics, the saved run, the per-item table and
+        the chart as artifacts. Returns the run id. Needs `pip install 'judgewidgets[mlflow]'`; see
+        `judgewidgets._mlflow.log_result` for the options."""
+        from ._mlflow import log_result
+
+        return log_result(self, run_name=run_name, **options)
 
 
 class KeptFrame(Keepable, pd.DataFrame):
