@@ -23,10 +23,10 @@ from judgewidgets.jupyter._chart_widget import chart_widget, offline_widget_clas
 from judgewidgets.testing import ScriptedTransport
 from tests.alignment.helpers import lenient, likert_judge, pointwise_set
 from tests.aspects.test_aspects import judge as aspect_judge
+from tests.aspects.test_aspects import per_aspect
 from tests.cascade.helpers import pairwise_judge
 from tests.cascade.test_cascade import LABELLED, NEW, cheap_p, strong_p
 from tests.estimates.test_quality import scores_and_labels
-from tests.aspects.test_aspects import per_aspect
 from tests.meta_eval.test_meta_evaluate import first_slot_pairwise
 from tests.pairwise.test_tournament import CANDIDATES, QUESTIONS, exact_judge
 from tests.sequential.test_rater import rater
