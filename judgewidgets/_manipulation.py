@@ -99,7 +99,7 @@ def manipulation_note(material: Mapping[str, str | None]) -> str | None:
 
 
 def _quote(sentence: str) -> str:
-    """The sentence quoted, cut to a readable length, with its markup defused as the fence does (the note stands
-    outside the fences, so a quoted `</response>` must not close one)."""
+    """The sentence quoted, cut to a readable length, with our own tags in it defused, type arguments too (the note
+    stands outside the fences, so a quoted `</response>` must not close one, nor `x<response>` open one)."""
     short = sentence if len(sentence) <= _QUOTE_LIMIT else sentence[: _QUOTE_LIMIT - 1] + "…"
-    return f'"{neutralise(short)}"'
+    return f'"{neutralise(short, type_arguments=False)}"'
