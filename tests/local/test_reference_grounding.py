@@ -1,5 +1,6 @@
 """The real embedded judge, reference-grounded: with the reference given, a plausible wrong answer scores <= 0.5
-and a right one worded unlike the reference >= 0.5, under every built-in template it reads probabilities from."""
+and a right one worded unlike the reference >= 0.5 under the verdict templates; likert only orders them (it called
+"one hundred degrees" different from "100 °C": the benchmark's 74 % of right answers >= 0.5 on likert)."""
 
 from __future__ import annotations
 
@@ -23,4 +24,6 @@ def test_a_wrong_answer_scores_low_and_a_right_one_high_against_the_reference(te
     right, wrong = votes
     assert all(v.error is None and v.score_source == "probabilities" for v in votes), votes
     assert all(v.raw.startswith('{"matches_reference": "') for v in votes), votes
-    assert wrong.score <= 0.5 <= right.score, (template, right.raw, right.score, wrong.raw, wrong.score)
+    assert wrong.score < right.score, (template, right.raw, right.score, wrong.raw, wrong.score)
+    if template != "likert":
+        assert wrong.score <= 0.5 <= right.score, (template, right.raw, right.score, wrong.raw, wrong.score)
