@@ -1,25 +1,27 @@
-"""The `judgewidgets` command: score a CSV/JSONL/Parquet file with a panel of judges, or run the demo.
+"""The `judgewidgets` command: score a CSV/JSONL/Parquet file with a panel of judges (and keep the run with
+`--save`), compare two saved runs (`compare`, in `runs/_command.py`), or run the demo.
 
 Everything that can be wrong with the command line (flags, input file and columns, output kind and folder,
-model strings) is reported before the first call, with exit status 2. After the calls, one line per judge
-says how many of its calls failed and why; the exit status is 1 when a judge failed on every row (or on more
-than `--max-failed-fraction` of them), so scripts and CI notice a run that produced nothing.
+the folder to save the run in, model strings) is reported before the first call, with exit status 2. After the
+calls, one line per judge says how many of its calls failed and why; the exit status is 1 when a judge failed
+on every row (or on more than `--max-failed-fraction` of them), so scripts and CI notice a run that produced
+nothing.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from ._errors import ConfigurationError, InputError, JudgeWidgetsError
+from ._tablefiles import check_output, read_table, write_table
 from .templates import BUILTIN_TEMPLATES
 
 if TYPE_CHECKING:
@@ -31,7 +33,6 @@ EXIT_JUDGES_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
-_KINDS = (".csv", ".jsonl", ".parquet")
 _AGGREGATES = ("avg", "median", "min", "max", "weighted_avg", "disagreement")
 DEMO_WIDTH = 100  # the demo's item blocks wrap their texts at this many columns
 
@@ -42,6 +43,8 @@ _EPILOG = """examples:
       --judge local --template true_false_uncertain --prompt-col question --response-col answer -o scored.parquet
   judgewidgets score answers.csv --judge mine=openai/my-model --api-base http://127.0.0.1:8000/v1 -o out.csv
   judgewidgets score answers.csv --judge openai/gpt-4o-mini --estimate      # the cost, no calls
+  judgewidgets score answers.csv --judge local --save runs/v1 -o scored.csv  # keep the run, to compare later
+  judgewidgets compare runs/v1 runs/v2 --margin 0.02                         # exit 1 on a regression
   judgewidgets demo
 
 A column of reference answers (--reference-col) is what most helps a small judge such as `local`.
@@ -52,61 +55,17 @@ nothing was called; 130 interrupted (finished judgments stay in the call cache).
 """
 
 
-def _read_jsonl(path: Path) -> pd.DataFrame:
-    return pd.read_json(path, lines=True)
+def check_save(folder: Path, overwrite: bool, source: Path | None = None) -> None:
+    """Raise before any call when a run cannot be saved in `folder`: a file in its place (the input, say), a run
+    already there without --overwrite, a folder holding other files, or no permission to write."""
+    from ._runfiles import check_target
 
-
-_READERS: dict[str, Callable[[Path], pd.DataFrame]] = {
-    ".csv": pd.read_csv,
-    ".jsonl": _read_jsonl,
-    ".parquet": pd.read_parquet,
-}
-
-
-def _check_kind(path: Path, role: str) -> str:
-    """The lower-case suffix of an input or output path, or one clear error naming the supported kinds."""
-    suffix = path.suffix.lower()
-    if suffix not in _KINDS:
-        raise InputError(f"cannot {role} {path.name}: use a .csv, .jsonl or .parquet file")
-    if suffix == ".parquet" and not any(importlib.util.find_spec(m) for m in ("pyarrow", "fastparquet")):
-        raise ConfigurationError(f"{role}ing {path.name} needs pyarrow: pip install 'judgewidgets[parquet]'")
-    return suffix
-
-
-def read_table(path: Path) -> pd.DataFrame:
-    """A DataFrame from .csv, .jsonl or .parquet; anything else is an error naming the supported kinds."""
-    suffix = _check_kind(path, "read")
-    if not path.is_file():
-        raise InputError(f"input file not found: {path}")
-    try:
-        return _READERS[suffix](path)
-    except (ValueError, OSError) as exc:
-        raise InputError(f"cannot read {path}: {exc}") from exc
-
-
-def check_output(path: Path, source: Path | None = None) -> None:
-    """Raise before any call when `path` cannot be written: unknown kind, missing or read-only folder, a folder
-    in its place, or the input file itself."""
-    _check_kind(path, "write")
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise InputError(f"cannot write {path}: the folder {folder} does not exist")
-    if path.is_dir():
-        raise InputError(f"cannot write {path}: it is a folder")
-    if not os.access(path if path.exists() else folder, os.W_OK):
-        raise InputError(f"cannot write {path}: permission denied")
-    if source is not None and path.exists() and source.exists() and path.resolve() == source.resolve():
-        raise InputError(f"the output {path} is the input file; choose another -o")
-
-
-def write_table(frame: pd.DataFrame, path: Path) -> None:
-    suffix = _check_kind(path, "write")
-    if suffix == ".csv":
-        frame.to_csv(path, index=False)
-    elif suffix == ".jsonl":
-        frame.to_json(path, orient="records", lines=True, force_ascii=False)
-    else:
-        frame.to_parquet(path, index=False)
+    if source is not None and folder.exists() and source.exists() and folder.resolve() == source.resolve():
+        raise InputError(f"--save {folder} is the input file; give a folder (e.g. runs/v1)")
+    check_target(folder, overwrite)
+    existing = next((p for p in (folder, *folder.parents) if p.exists()), Path("."))
+    if not os.access(existing, os.W_OK):
+        raise InputError(f"cannot save the run in {folder}: {existing} is not writable")
 
 
 def _fraction(text: str) -> float:
@@ -166,6 +125,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--reference-col", default=None, help="column of reference answers (recommended: it helps small judges most)"
     )
     score.add_argument("-o", "--output", type=Path, default=None, help="output file: .csv, .jsonl or .parquet")
+    score.add_argument(
+        "--save",
+        type=Path,
+        default=None,
+        metavar="FOLDER",
+        help="also keep the run in FOLDER (Parquet + run.json, as result.save): jw.load and `judgewidgets compare` "
+        "read it",
+    )
+    score.add_argument("--overwrite", action="store_true", help="replace a run already saved in the --save folder")
     score.add_argument("--weights", type=float, nargs="+", default=None, help="one weight per judge")
     score.add_argument("--explanations", action="store_true", help="ask each judge to explain its score")
     score.add_argument("--api-base", default=None, help="base URL of an OpenAI-compatible server for the judges")
@@ -186,6 +154,10 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--no-cache", action="store_true", help="do not read or write the on-disk call cache")
     score.add_argument("--estimate", action="store_true", help="print the estimated cost and stop (no calls)")
     score.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    from .runs._command import add_parser as add_compare
+
+    add_compare(commands)
 
     demo = commands.add_parser(
         "demo", help="score the bundled example set with a small panel on the embedded local judge"
@@ -247,12 +219,16 @@ def _score(args: argparse.Namespace) -> int:
     from .scoring._judge import LLMJudge
     from .scoring._panel import LLMPanel
 
-    if args.output is None and not args.estimate:
-        raise InputError("say where to write the scores with -o/--output (.csv, .jsonl or .parquet)")
+    if args.output is None and args.save is None and not args.estimate:
+        raise InputError(
+            "say where to write the scores with -o/--output (.csv, .jsonl or .parquet), or keep the run with --save"
+        )
     if args.output is not None:
         check_output(args.output, args.input)
+    if args.save is not None:
+        check_save(args.save, args.overwrite, args.input)
     judges = parse_judges(args.judge)
-    frame = read_table(args.input)
+    frame = read_table(args.input, [c for c in (args.prompt_col, args.response_col, args.reference_col) if c])
     _check_columns(frame, args, [name for name, _ in judges])
     kwargs: dict[str, Any] = {"max_concurrency": args.max_concurrency, "cache": not args.no_cache}
     remote = {"api_base": args.api_base} if args.api_base else {}
@@ -274,14 +250,23 @@ def _score(args: argparse.Namespace) -> int:
         print(estimate)
         return EXIT_OK
     result = panel.score(frame[args.prompt_col], frame[args.response_col], references, progress=not args.quiet)
+    cached = "" if args.no_cache else "; the judgments are in the call cache, so running again costs nothing"
     table = _output_table(frame, result)
-    try:
-        write_table(table, args.output)
-    except OSError as exc:
-        cached = "" if args.no_cache else "; the judgments are in the call cache, so running again costs nothing"
-        raise InputError(f"could not write {args.output}: {exc}{cached}") from exc
+    if args.output is not None:
+        try:
+            write_table(table, args.output)
+        except OSError as exc:
+            raise InputError(f"could not write {args.output}: {exc}{cached}") from exc
+    if args.save is not None:
+        try:
+            result.save(args.save, overwrite=args.overwrite)
+        except OSError as exc:
+            raise InputError(f"could not save the run in {args.save}: {exc}{cached}") from exc
     _print_summary(result)
-    print(f"wrote {len(table)} rows to {args.output}")
+    if args.output is not None:
+        print(f"wrote {len(table)} rows to {args.output}")
+    if args.save is not None:
+        print(f"saved the run in {args.save} (jw.load({str(args.save)!r}); judgewidgets compare BEFORE {args.save})")
     return _report_failures(result, args.max_failed_fraction, missing_keys)
 
 
@@ -382,6 +367,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             if args.command == "score":
                 return _score(args)
+            if args.command == "compare":
+                from .runs._command import compare_command
+
+                return compare_command(args)
             return _demo(args)
         except (JudgeWidgetsError, ValueError) as exc:
             _say(f"error: {exc}")

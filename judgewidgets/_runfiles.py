@@ -37,7 +37,7 @@ import pandas as pd
 
 from ._errors import SavedRunError
 from ._provenance import models_in
-from ._tables import plain, read_frame, read_rows, to_json, write_frame, write_rows
+from ._tables import Columns, plain, read_frame, read_rows, to_json, write_frame, write_rows
 from ._version import __version__
 from .engine._request import _ambient_secrets, redact
 
@@ -55,14 +55,15 @@ class Dump:
     """A result as data: what `save` writes and `load` reads back.
 
     `state`: the JSON values the result needs besides its tables. `tables`: DataFrames, written with pandas (index
-    and dtypes kept). `records`: rows of pydantic records, written through pyarrow so None and NaN stay apart;
-    nested values (dicts, lists) become JSON text. `metrics`, `usage`, `judges` and `inputs` (the item texts, in
-    order) describe the run in run.json, for the run log and MLflow, without loading it."""
+    and dtypes kept). `records`: rows of pydantic records (dicts, or `Columns` for many), written through pyarrow
+    so None and NaN stay apart; nested values (dicts, lists) become JSON text; read back, records are rows.
+    `metrics`, `usage`, `judges` and `inputs` (the item texts, in order) describe the run in run.json, for the run
+    log and MLflow, without loading it."""
 
     kind: str
     state: dict[str, Any] = field(default_factory=dict)
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
-    records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    records: Mapping[str, list[dict[str, Any]] | Columns] = field(default_factory=dict)
     metrics: dict[str, float] = field(default_factory=dict)
     usage: dict[str, Any] = field(default_factory=dict)
     judges: list[str] = field(default_factory=list)
@@ -78,7 +79,8 @@ class Dump:
     def rows(self, name: str) -> list[dict[str, Any]]:
         if name not in self.records:
             raise SavedRunError(f"the saved {self.kind} run has no records {name!r} (found: {sorted(self.records)})")
-        return self.records[name]
+        rows = self.records[name]
+        return rows.rows() if isinstance(rows, Columns) else rows
 
 
 @runtime_checkable
@@ -96,9 +98,10 @@ def fingerprint(inputs: Sequence[Mapping[str, Any]] | None) -> str | None:
     if inputs is None:
         return None
     digest = hashlib.sha256()
+    encoder = json.JSONEncoder(sort_keys=True, ensure_ascii=False)  # json.dumps(..., sort_keys=True, ...)'s own
     for row in inputs:
         present = {k: str(v) for k, v in row.items() if v is not None and not (isinstance(v, float) and math.isnan(v))}
-        digest.update(json.dumps(present, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+        digest.update(encoder.encode(present).encode("utf-8", "surrogatepass"))
         digest.update(b"\n")
     return digest.hexdigest()
 
@@ -109,7 +112,7 @@ def write(result: Any, path: str | os.PathLike[str], *, overwrite: bool = False)
     if not isinstance(result, Saveable):
         raise SavedRunError(f"a {type(result).__name__} cannot be saved: it is not a judgewidgets result")
     target = Path(path).expanduser()
-    _check_target(target, overwrite)
+    check_target(target, overwrite)
     dump = result._dump()
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.saving-", dir=target.parent))
@@ -131,7 +134,9 @@ def write(result: Any, path: str | os.PathLike[str], *, overwrite: bool = False)
     return target
 
 
-def _check_target(target: Path, overwrite: bool) -> None:
+def check_target(target: Path, overwrite: bool) -> None:
+    """SavedRunError when a run cannot be saved at `target`: a file there, a saved run (unless `overwrite`), or a
+    folder holding other files."""
     if not target.exists():
         return
     if not target.is_dir():
@@ -275,12 +280,14 @@ def read(path: str | os.PathLike[str]) -> Dump:
         provenance=meta.get("made_by") or {},
         meta=meta,
     )
+    records: dict[str, list[dict[str, Any]] | Columns] = {}
     for name, entry in (meta.get("tables") or {}).items():
         file = folder / str(entry.get("file", ""))
         if not file.is_file():
             raise SavedRunError(f"the saved run {folder} lacks its table {name!r} ({file.name}): was it copied whole?")
         if entry.get("layout") == "records":
-            dump.records[name] = read_rows(file, entry)
+            records[name] = read_rows(file, entry)
         else:
             dump.tables[name] = read_frame(file, entry)
+    dump.records = records
     return dump

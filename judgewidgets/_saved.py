@@ -17,16 +17,18 @@ from pydantic import BaseModel
 
 from ._provenance import provenance
 from ._runfiles import Dump, write
-from ._tables import plain
+from ._tables import Columns, plain, record_columns
 from .engine import Usage
 
 __all__ = [
+    "Columns",
     "Dump",
     "Keepable",
     "KeptFrame",
     "mean_or_nan",
     "plain",
     "provenance",
+    "record_columns",
     "record_rows",
     "usage_of",
     "usage_of_table",

@@ -3,6 +3,11 @@
 Records (rows of pydantic records) are written through pyarrow so that None and NaN stay apart; DataFrames with
 pandas, so their index, dtypes and (JSON-able) attrs come back. Nested values (dicts, lists) become JSON text
 in their cell, and the columns so written are listed in the table's entry of run.json.
+
+Records may be given as rows (dicts) or as `Columns` (one list per field, as `record_columns` reads them off the
+records): the file is the same, and columns skip building a dict per row, which is what makes saving 100,000
+votes take a fraction of a second. A column of plain values (text, numbers, booleans, None) goes to pyarrow as
+it is; only a column holding anything else is converted value by value.
 """
 
 from __future__ import annotations
@@ -10,7 +15,8 @@ from __future__ import annotations
 import enum
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -32,6 +38,8 @@ def plain(value: Any) -> Any:
         return [plain(v) for v in value]
     if isinstance(value, np.ndarray):
         return [plain(v) for v in value.tolist()]
+    if isinstance(value, BaseModel):
+        return plain(value.model_dump())
     return value
 
 
@@ -61,8 +69,50 @@ def _json_or_none(value: Any) -> Any:
     return value
 
 
+_NESTED = (dict, list, tuple, np.ndarray, BaseModel)
+_SCALARS = frozenset({str, float, int, bool, type(None)})  # what pyarrow takes as it is
+
+
 def _nested(value: Any) -> bool:
-    return isinstance(value, (dict, list, tuple, np.ndarray))
+    return isinstance(value, _NESTED)
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Records held column by column: `data` maps each field to one value per row (`length` rows). Written to
+    Parquet exactly as the same rows would be (see `write_rows`), without a dict per row."""
+
+    data: Mapping[str, list[Any]]
+    length: int
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The same records as rows (one dict each)."""
+        names = list(self.data)
+        return [dict(zip(names, values, strict=True)) for values in zip(*self.data.values(), strict=True)]
+
+    def __len__(self) -> int:
+        return self.length
+
+
+def record_columns(records: Iterable[BaseModel], **columns: Sequence[Any]) -> Columns:
+    """Pydantic records as `Columns`: `columns` first, then every field of the records (a nested record as its
+    dict, as `model_dump` gives it, once written). Holds what `[{**columns_i, **record_i.model_dump()}]` holds,
+    read off the records' attributes column by column."""
+    records = list(records)
+    data: dict[str, list[Any]] = {name: list(values) for name, values in columns.items()}
+    for name, values in data.items():
+        if len(values) != len(records):
+            raise ValueError(f"column {name!r} has {len(values)} values for {len(records)} records")
+    if not records:
+        return Columns({}, 0)
+    kinds = list(dict.fromkeys(type(r) for r in records))
+    fields = list(dict.fromkeys(name for kind in kinds for name in kind.model_fields))
+    for name in fields:
+        if len(kinds) == 1:
+            data[name] = [getattr(r, name) for r in records]
+        else:
+            data[name] = [getattr(r, name, None) if name in type(r).model_fields else None for r in records]
+    return Columns(data, len(records))
 
 
 def _json_cell(value: Any, ascii_only: bool) -> str | None:
@@ -71,11 +121,26 @@ def _json_cell(value: Any, ascii_only: bool) -> str | None:
     return json.dumps(plain(value), ensure_ascii=ascii_only, default=_json_default)
 
 
+def _json_cells(values: Sequence[Any], ascii_only: bool) -> list[str | None]:
+    """`_json_cell` of each value, with one encoder for the column; a flat dict of text keys and plain values (a
+    judge's probabilities) is written as it is, without `plain` (which would return an equal dict)."""
+    flat = json.JSONEncoder(ensure_ascii=ascii_only)
+    full = json.JSONEncoder(ensure_ascii=ascii_only, default=_json_default)
+    return [
+        None
+        if value is None
+        else flat.encode(value)
+        if type(value) is dict and all(type(k) is str and type(v) in _SCALARS for k, v in value.items())
+        else full.encode(plain(value))
+        for value in values
+    ]
+
+
 def _json_array(pa: Any, values: Sequence[Any]) -> Any:
     try:
-        return pa.array([_json_cell(v, False) for v in values], type=pa.string())
+        return pa.array(_json_cells(values, False), type=pa.string())
     except (UnicodeEncodeError, pa.ArrowException):  # a lone surrogate: escaped, json.loads restores it
-        return pa.array([_json_cell(v, True) for v in values], type=pa.string())
+        return pa.array(_json_cells(values, True), type=pa.string())
 
 
 def pyarrow_modules() -> tuple[Any, Any]:
@@ -89,24 +154,31 @@ def pyarrow_modules() -> tuple[Any, Any]:
     return pa, pq
 
 
-def write_rows(rows: Sequence[Mapping[str, Any]], file: Path) -> dict[str, Any]:
+def write_rows(rows: Sequence[Mapping[str, Any]] | Columns, file: Path) -> dict[str, Any]:
+    """Records (rows, or `Columns`) as a Parquet file through pyarrow; its entry for run.json."""
     pa, pq = pyarrow_modules()
-    names = list(dict.fromkeys(k for row in rows for k in row))
+    if isinstance(rows, Columns):
+        data, length = rows.data, rows.length
+    else:
+        names = list(dict.fromkeys(k for row in rows for k in row))
+        data, length = {name: [row.get(name) for row in rows] for name in names}, len(rows)
     arrays, encoded = [], []
-    for name in names:
-        values = [row.get(name) for row in rows]
-        if any(_nested(v) for v in values):
-            arrays.append(_json_array(pa, values))
-            encoded.append(name)
-            continue
+    for name, values in data.items():
+        kinds = set(map(type, values))
+        if not kinds <= _SCALARS:
+            if any(issubclass(kind, _NESTED) for kind in kinds):
+                arrays.append(_json_array(pa, values))
+                encoded.append(name)
+                continue
+            values = [plain(v) for v in values]  # enums, numpy scalars: as Python's
         try:
             arrays.append(pa.array(values))
         except (UnicodeEncodeError, pa.ArrowException):  # mixed types, or text pyarrow cannot encode
             arrays.append(_json_array(pa, values))
             encoded.append(name)
-    table = pa.Table.from_arrays(arrays, names=names) if names else pa.table({})
+    table = pa.Table.from_arrays(arrays, names=list(data)) if data else pa.table({})
     pq.write_table(table, file)
-    return {"file": file.name, "layout": "records", "rows": len(rows), "json_columns": encoded}
+    return {"file": file.name, "layout": "records", "rows": length, "json_columns": encoded}
 
 
 def write_frame(frame: pd.DataFrame, file: Path) -> dict[str, Any]:

@@ -44,7 +44,7 @@ class Usage(BaseModel):
     def total(cls, records: Iterable[Usage]) -> Usage:
         """The usage of several calls together: latencies, tokens, costs and attempts add up (a token count or
         cost is None when any part's is), cached only when every part was."""
-        parts = [r.usage for r in records]
+        parts = list(records)  # read as Usage: a record extending it carries the same fields
         if not parts:
             return Usage(attempts=0, cached=True, prompt_tokens=0, completion_tokens=0, cost_usd=0.0)
 

@@ -13,7 +13,7 @@ import pandas as pd
 
 from .._errors import ConfigurationError, InputError, RegressionError
 from ._items import OVERALL, ItemScores, item_scores
-from ._stats import paired_bootstrap, sign_test
+from ._stats import paired_bootstraps, sign_test
 
 if TYPE_CHECKING:
     import altair as alt
@@ -261,11 +261,16 @@ def compare(
         "metric": first.metric,
         "paired": len(matched),
     }
-    items, summary = [], []
+    items, summary, differences = [], [], []
     for label, a, b in pairs:
         table = _item_table(first, second, keys[0], matched, label, a, b)
         items.append(table)
-        summary += _summary_rows(label, table, first.metric, settings)
+        for row, d in _summary_rows(label, table, first.metric, settings):
+            summary.append(row)
+            differences.append(d)
+    intervals = paired_bootstraps(differences, n_boot, confidence, seed)
+    for row, (estimate, low, high) in zip(summary, intervals, strict=True):
+        row.update(change=estimate, low=low, high=high)
     return RunComparison(
         items=pd.concat(items, ignore_index=True),
         summary=pd.DataFrame(summary, columns=SUMMARY_COLUMNS),
@@ -353,7 +358,11 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _summary_rows(label: str, table: pd.DataFrame, metric: str, settings: dict[str, Any]) -> list[dict[str, Any]]:
+def _summary_rows(
+    label: str, table: pd.DataFrame, metric: str, settings: dict[str, Any]
+) -> list[tuple[dict[str, Any], np.ndarray]]:
+    """One judge's summary rows (the main metric, then the pass rate), each with its per-item differences; the
+    change and its interval are filled in by `compare`, which bootstraps every judge's differences together."""
     scored = table[table["change"] != "unscored"]
     counts = {c: int((scored["change"] == c).sum()) for c in CHANGES}
     unscored = int((table["change"] == "unscored").sum())
@@ -365,25 +374,23 @@ def _summary_rows(label: str, table: pd.DataFrame, metric: str, settings: dict[s
     rows = []
     for name, b, a in measures:
         d = a - b
-        estimate, low, high = paired_bootstrap(d, settings["n_boot"], settings["confidence"], settings["seed"])
         moved = {"better": int((d > _TOLERANCE).sum()), "worse": int((d < -_TOLERANCE).sum())}
-        rows.append(
-            {
-                "judge": label,
-                "metric": name,
-                "before": float(b.mean()) if len(b) else math.nan,
-                "after": float(a.mean()) if len(a) else math.nan,
-                "change": estimate,
-                "low": low,
-                "high": high,
-                "p_value": sign_test(d),
-                "n": len(d),
-                "better": moved["better"] if name != metric else counts["better"],
-                "worse": moved["worse"] if name != metric else counts["worse"],
-                "same": len(d) - moved["better"] - moved["worse"] if name != metric else counts["same"],
-                "unscored": unscored,
-            }
-        )
+        row = {
+            "judge": label,
+            "metric": name,
+            "before": float(b.mean()) if len(b) else math.nan,
+            "after": float(a.mean()) if len(a) else math.nan,
+            "change": math.nan,
+            "low": math.nan,
+            "high": math.nan,
+            "p_value": sign_test(d),
+            "n": len(d),
+            "better": moved["better"] if name != metric else counts["better"],
+            "worse": moved["worse"] if name != metric else counts["worse"],
+            "same": len(d) - moved["better"] - moved["worse"] if name != metric else counts["same"],
+            "unscored": unscored,
+        }
+        rows.append((row, d))
     return rows
 
 
