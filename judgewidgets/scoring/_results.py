@@ -6,11 +6,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from .._records import Item, Vote
 from .._review import ReviewPolicy, failure_kind, review_table
-from .._saved import Dump, Keepable, mean_or_nan, record_rows, usage_of
+from .._saved import Dump, Keepable, mean_or_nan, record_columns, usage_of
 from ._aggregate import aggregate
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ class JudgeResult(Keepable):
         return Dump(
             kind="judge",
             state={"judge": self.judge},
-            records={"items": item_rows(self.items), "votes": record_rows(self.vote_list)},
+            records={"items": item_rows(self.items), "votes": record_columns(self.vote_list)},
             metrics={"mean_score": mean_or_nan(v.score for v in self.vote_list), "failed": _failed(self.vote_list)},
             usage=usage_of(self.vote_list),
             judges=[self.judge],
@@ -153,7 +154,7 @@ class PanelResult(Keepable):
         return Dump(
             kind=kind,
             state={"judges": list(self.judges), "weights": self.weights, "explaining": list(self.explaining)},
-            records={"items": item_rows(self.items), "votes": record_rows(self.vote_list)},
+            records={"items": item_rows(self.items), "votes": record_columns(self.vote_list)},
             metrics=metrics,
             usage=usage_of(self.vote_list),
             judges=list(self.judges),
@@ -180,10 +181,11 @@ class PanelResult(Keepable):
     def scores(self) -> pd.DataFrame:
         """Items × judges table of normalised scores (NaN where a judge failed)."""
         if self._scores is None:
-            table = pd.DataFrame(index=range(len(self.items)), columns=self.judges, dtype=float)
+            column = {judge: i for i, judge in enumerate(self.judges)}
+            values = np.full((len(self.items), len(self.judges)), np.nan)
             for vote in self.vote_list:
-                table.at[vote.item, vote.judge] = vote.score
-            self._scores = table
+                values[vote.item, column[vote.judge]] = vote.score
+            self._scores = pd.DataFrame(values, columns=list(self.judges))
         return self._scores.copy()
 
     def to_df(self) -> pd.DataFrame:
