@@ -109,7 +109,7 @@ class TournamentView:
         won = int((games["result"] == "won").sum())
         self.games.value = (
             f"<p><b>{html.escape(candidate)}</b>: {len(games)} judged comparisons, won {won}</p>"
-            + games.to_html(index=False, na_rep="")
+            + games.assign(error=games["error"].fillna("")).to_html(index=False, na_rep="")
         )
 
     def _ipython_display_(self) -> None:
