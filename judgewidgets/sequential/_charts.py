@@ -49,6 +49,8 @@ def sequential_chart(result: SequentialResult, *, width: int = 520) -> alt.VConc
     high_y = float(highs.max()) if len(highs) else result.scale[1]
     y_scale = alt.Scale(domain=[max(result.scale[0], low_y - 0.5), min(result.scale[1], high_y + 0.5)], clamp=True)
     base = alt.Chart(data)
+    # Hovering a judgment gives the estimate and its interval as they stood after it.
+    interval = [alt.Tooltip(f"{field}:Q", format=".3f") for field in ("mean", "low", "high", "half_width")]
     band = base.mark_area(opacity=0.25, color="#4c78a8").encode(
         x=x, y=alt.Y("low:Q", title="rating", scale=y_scale), y2="high:Q"
     )
@@ -62,7 +64,7 @@ def sequential_chart(result: SequentialResult, *, width: int = 520) -> alt.VConc
             "judge:N",
             "variant:N",
             alt.Tooltip("value:Q", format=".2f"),
-            alt.Tooltip("mean:Q", format=".3f"),
+            *interval,
         ],
     )
     final = (
@@ -74,7 +76,7 @@ def sequential_chart(result: SequentialResult, *, width: int = 520) -> alt.VConc
     widths = base.mark_line(point=True, color="#4c78a8").encode(
         x=x,
         y=alt.Y("half_width:Q", title="half-width", scale=alt.Scale(type="log")),
-        tooltip=["n:Q", alt.Tooltip("half_width:Q", format=".3f")],
+        tooltip=["n:Q", *interval],
     )
     target = alt.Chart(pd.DataFrame({"d": [d]})).mark_rule(strokeDash=[5, 4], color="#e45756").encode(y="d:Q")
     bottom = (widths + target).properties(width=width, height=110, title=f"target half-width d = {d:.3f}")

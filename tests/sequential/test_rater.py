@@ -195,6 +195,11 @@ def test_chart_of_a_result() -> None:
     spec = sr.chart().to_dict()
     top, bottom = spec["vconcat"]
     assert len(top["layer"]) == 4 and len(bottom["layer"]) == 2
+    # hovering a judgment (or the half-width line) gives the estimate and interval as they stood after it
+    for layer in (top["layer"][2], bottom["layer"][0]):
+        assert {"n", "mean", "low", "high", "half_width"} <= {t["field"] for t in layer["encoding"]["tooltip"]}
+    rows = pd.DataFrame(next(iter(spec["datasets"].values()))).dropna(subset=["low", "high"])
+    assert len(rows) and ((rows["low"] <= rows["mean"]) & (rows["mean"] <= rows["high"])).all()
     frame = rater().rate_many(["q1", "q2"], ["a1", "a2"], progress=False)
     assert "facet" in frame.chart().to_dict()
 
