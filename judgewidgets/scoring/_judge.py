@@ -8,12 +8,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .._constants import DEFAULT_REASKS, GROUNDED_PREFILLED_MAX_TOKENS
+from .._errors import ConfigurationError
 from .._probabilities import expected_value
 from .._progress import Progress, counted
-from .._records import Item, Vote, build_items
+from .._records import Item, Vote, judged_items
 from .._run import run_scope
 from .._runner import run_sync
 from .._saved import provenance
+from ..conversations import Target, check_target
 from ..engine import CallCache, Caller, CallSession, CallSettings, RetryPolicy, Transport, TransportChoice
 from ..engine._request import masked
 from ..templates import Anchor, Template, get_template
@@ -74,6 +76,8 @@ class LLMJudge:
     `transport` picks the call path: "auto" (default) sends OpenAI-compatible requests (`openai/...`,
     `hosted_vllm/...`, any `api_base` of theirs) straight over pooled HTTP and everything else through litellm;
     "litellm" forces litellm, "fast" forces the direct HTTP path; a Transport object is used as given.
+    `target` says what of a conversation is judged ("last_turn", "whole", "each_turn"; a call's own `target`
+    wins); the default (None) is the template's (`Template.target`), else the last turn.
     """
 
     def __init__(
@@ -96,6 +100,7 @@ class LLMJudge:
         transport: Transport | TransportChoice | None = None,
         anchors: Sequence[Anchor] = (),
         calibration: ScoreCalibration | None = None,
+        target: Target | None = None,
         **litellm_kwargs: Any,
     ) -> None:
         self.weight = check_judge_weight(weight)
@@ -120,6 +125,7 @@ class LLMJudge:
         for anchor in self.anchors:
             self.template.check_anchor(anchor)
         self.calibration = calibration
+        self.target: Target | None = None if target is None else check_target(target, error=ConfigurationError)
         self.alignment_report: AlignmentReport | None = None
 
     @classmethod
@@ -173,6 +179,7 @@ class LLMJudge:
             "weight": self.weight,
             "anchors": self.anchors,
             "calibration": self.calibration,
+            "target": self.target,
             **self.caller.options(),
         }
         current.update(changes)
@@ -182,18 +189,27 @@ class LLMJudge:
     def display_name(self) -> str:
         return self.name or self.model
 
+    @property
+    def default_target(self) -> Target:
+        """What of a conversation this judge judges when a call does not say: its `target`, else its template's,
+        else the last turn."""
+        return self.target or self.template.target or "last_turn"
+
     def check(self) -> None:
         """Raise ConfigurationError now if the model cannot be routed (no call is made)."""
         self.caller.check()
 
     def estimate_cost(
         self,
-        prompts: Sequence[str] | str,
-        responses: Sequence[str] | str,
+        prompts: Sequence[str] | str | None = None,
+        responses: Sequence[str] | str | None = None,
         references: Sequence[str | None] | None = None,
+        **inputs: Any,
     ) -> CostEstimate:
-        """Tokens and dollars this judge would spend on the batch (no call is made)."""
-        return CostEstimate(judges=[self.estimate_items(build_items(prompts, responses, references))])
+        """Tokens and dollars this judge would spend on the batch (no call is made); conversations are counted as
+        the judge would read them. `inputs`: as `score`'s (conversations, data and its columns, target)."""
+        items = judged_items(prompts, responses, references, default_target=self.default_target, **inputs)
+        return CostEstimate(judges=[self.estimate_items(items)])
 
     def estimate_items(self, items: Sequence[Item], name: str | None = None) -> JudgeCostEstimate:
         """Tokens and dollars of judging `items`: the prompt tokens of the very requests a run sends, and a
@@ -235,25 +251,67 @@ class LLMJudge:
 
     def score(
         self,
-        prompts: Sequence[str] | str,
-        responses: Sequence[str] | str,
+        prompts: Sequence[str] | str | None = None,
+        responses: Sequence[str] | str | None = None,
         references: Sequence[str | None] | None = None,
         *,
+        conversations: Any = None,
+        data: pd.DataFrame | None = None,
+        conversation_col: str | None = None,
+        prompt_col: str = "prompt",
+        response_col: str = "response",
+        reference_col: str | None = None,
+        target: Target | None = None,
         progress: bool | Progress = True,
     ) -> JudgeResult:
-        """Score every response; works in scripts and inside a running event loop (Jupyter)."""
-        return run_sync(self.ascore(prompts, responses, references, progress=progress))
+        """Score every response, or every conversation (`conversations=`, or `data=` with `conversation_col=`:
+        message lists in the OpenAI chat format or their JSON) under `target` ("last_turn", "whole",
+        "each_turn"; default: `default_target`); works in scripts and inside a running event loop (Jupyter)."""
+        return run_sync(
+            self.ascore(
+                prompts,
+                responses,
+                references,
+                conversations=conversations,
+                data=data,
+                conversation_col=conversation_col,
+                prompt_col=prompt_col,
+                response_col=response_col,
+                reference_col=reference_col,
+                target=target,
+                progress=progress,
+            )
+        )
 
     async def ascore(
         self,
-        prompts: Sequence[str] | str,
-        responses: Sequence[str] | str,
+        prompts: Sequence[str] | str | None = None,
+        responses: Sequence[str] | str | None = None,
         references: Sequence[str | None] | None = None,
         *,
+        conversations: Any = None,
+        data: pd.DataFrame | None = None,
+        conversation_col: str | None = None,
+        prompt_col: str = "prompt",
+        response_col: str = "response",
+        reference_col: str | None = None,
+        target: Target | None = None,
         progress: bool | Progress = True,
     ) -> JudgeResult:
         """Async twin of `score`."""
-        items = build_items(prompts, responses, references)
+        items = judged_items(
+            prompts,
+            responses,
+            references,
+            conversations=conversations,
+            data=data,
+            conversation_col=conversation_col,
+            prompt_col=prompt_col,
+            response_col=response_col,
+            reference_col=reference_col,
+            target=target,
+            default_target=self.default_target,
+        )
         self.check()
         async with run_scope(progress, len(items), f"judging ({self.display_name})") as run:
             votes = await self.ajudge(items, run.session, run.progress)
@@ -272,6 +330,8 @@ class LLMJudge:
     def messages(self, item: Item, params: dict[str, Any]) -> tuple[dict[str, str], ...]:
         """The messages of the request that judges `item` with `params` (prefilled when they ask for no schema
         and the judge prefills)."""
+        # Only a conversation's item passes it on, so a Template subclass of yours without the argument still works.
+        conversation = {"conversation": item.conversation} if item.conversation is not None else {}
         return self.template.messages(
             item.prompt,
             item.response,
@@ -280,6 +340,7 @@ class LLMJudge:
             context=item.context,
             anchors=self.anchors,
             prefill="response_format" not in params and self.uses_prefill(),
+            **conversation,
         )
 
     def item_params(self, item: Item, params: dict[str, Any]) -> dict[str, Any]:

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from .._errors import ConfigurationError, InputError
 from .._progress import Progress
-from .._records import Item, Vote, build_items
+from .._records import Item, Vote, build_items, judged_items
 from .._run import run_scope
 from .._runner import run_sync
 from .._saved import provenance
+from ..conversations import Target, check_target
 from ..engine import CallSession
 from ..templates import Template
 from ._aggregate import check_weights
@@ -32,6 +33,8 @@ class LLMPanel:
     `scoring_templates` gives one template per judge (uqlm's argument); otherwise judges built from model
     strings use `template`. `weights` (one per judge) adds a `weighted_avg` column; by default the judges' own
     weights are used when any differs from 1. Keyword arguments go to judges built from model strings.
+    `target` says what of a conversation every judge judges (one setting for the panel, so all judge the same
+    items); the default (None) is the judges' own when they agree, else the last turn.
     """
 
     def __init__(
@@ -41,8 +44,10 @@ class LLMPanel:
         template: str | Template = "true_false_uncertain",
         weights: Sequence[float] | None = None,
         explanations: bool = False,
+        target: Target | None = None,
         **judge_kwargs: Any,
     ) -> None:
+        self.target: Target | None = None if target is None else check_target(target, error=ConfigurationError)
         if isinstance(judges, (str, LLMJudge)):
             judges = [judges]
         judges = list(judges)
@@ -82,6 +87,15 @@ class LLMPanel:
         inner = ", ".join(f"{n}={getattr(j, 'model', type(j).__name__)!r}" for n, j in zip(self.names, self.judges))
         return f"LLMPanel({inner})"
 
+    @property
+    def default_target(self) -> Target:
+        """What of a conversation the panel judges when a call does not say: its `target`, else the one its judges
+        agree on, else the last turn."""
+        if self.target is not None:
+            return self.target
+        own = {check_target(getattr(j, "default_target", None)) for j in self.judges}
+        return own.pop() if len(own) == 1 else "last_turn"
+
     def check(self) -> None:
         """Raise ConfigurationError now for any judge whose model cannot be routed."""
         for judge in self.judges:
@@ -101,12 +115,14 @@ class LLMPanel:
 
     def estimate_cost(
         self,
-        prompts: Sequence[str] | str,
-        responses: Sequence[str] | str,
+        prompts: Sequence[str] | str | None = None,
+        responses: Sequence[str] | str | None = None,
         references: Sequence[str | None] | None = None,
+        **inputs: Any,
     ) -> CostEstimate:
-        """Tokens and dollars every judge would spend on the batch (no call is made)."""
-        return CostEstimate(judges=self.estimate_items(build_items(prompts, responses, references)))
+        """Tokens and dollars every judge would spend on the batch (no call is made); `inputs` as `score`'s."""
+        items = judged_items(prompts, responses, references, default_target=self.default_target, **inputs)
+        return CostEstimate(judges=self.estimate_items(items))
 
     def estimate_items(self, items: Sequence[Item]) -> list[JudgeCostEstimate]:
         """Every judge's estimate for checked items, named as in the panel (no call is made)."""
@@ -116,25 +132,66 @@ class LLMPanel:
 
     def score(
         self,
-        prompts: Sequence[str] | str,
-        responses: Sequence[str] | str,
+        prompts: Sequence[str] | str | None = None,
+        responses: Sequence[str] | str | None = None,
         references: Sequence[str | None] | None = None,
         *,
+        conversations: Any = None,
+        data: pd.DataFrame | None = None,
+        conversation_col: str | None = None,
+        prompt_col: str = "prompt",
+        response_col: str = "response",
+        reference_col: str | None = None,
+        target: Target | None = None,
         progress: bool | Progress = True,
     ) -> PanelResult:
-        """Every judge scores every response; works in scripts and inside a running loop (Jupyter)."""
-        return run_sync(self.ascore(prompts, responses, references, progress=progress))
+        """Every judge scores every response, or every conversation under `target` (as `LLMJudge.score`); works
+        in scripts and inside a running loop (Jupyter)."""
+        return run_sync(
+            self.ascore(
+                prompts,
+                responses,
+                references,
+                conversations=conversations,
+                data=data,
+                conversation_col=conversation_col,
+                prompt_col=prompt_col,
+                response_col=response_col,
+                reference_col=reference_col,
+                target=target,
+                progress=progress,
+            )
+        )
 
     async def ascore(
         self,
-        prompts: Sequence[str] | str,
-        responses: Sequence[str] | str,
+        prompts: Sequence[str] | str | None = None,
+        responses: Sequence[str] | str | None = None,
         references: Sequence[str | None] | None = None,
         *,
+        conversations: Any = None,
+        data: pd.DataFrame | None = None,
+        conversation_col: str | None = None,
+        prompt_col: str = "prompt",
+        response_col: str = "response",
+        reference_col: str | None = None,
+        target: Target | None = None,
         progress: bool | Progress = True,
     ) -> PanelResult:
         """Async twin of `score`."""
-        items = build_items(prompts, responses, references)
+        items = judged_items(
+            prompts,
+            responses,
+            references,
+            conversations=conversations,
+            data=data,
+            conversation_col=conversation_col,
+            prompt_col=prompt_col,
+            response_col=response_col,
+            reference_col=reference_col,
+            target=target,
+            default_target=self.default_target,
+        )
         self.check()
         return await self.ascore_items(items, None, progress)
 

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from .._records import Item, Vote
+from .._records import Item, Vote, item_from_row, item_row
 from .._review import ReviewPolicy, failure_kind, review_table
 from .._saved import Dump, Keepable, mean_or_nan, record_columns, usage_of
 from ._aggregate import aggregate
+from ._conversations import conversation_columns, conversation_table
 
 if TYPE_CHECKING:
     import altair as alt
@@ -43,6 +44,7 @@ def votes_frame(votes: Sequence[Vote]) -> pd.DataFrame:
 
 def _item_columns(items: Sequence[Item]) -> dict[str, list[Any]]:
     columns: dict[str, list[Any]] = {
+        **conversation_columns(items),
         "prompt": [i.prompt for i in items],
         "response": [i.response for i in items],
     }
@@ -52,12 +54,12 @@ def _item_columns(items: Sequence[Item]) -> dict[str, list[Any]]:
 
 
 def item_rows(items: Sequence[Item]) -> list[dict[str, Any]]:
-    """The items as rows (prompt, response, reference, context): what a saved run keeps of them."""
-    return [{"prompt": i.prompt, "response": i.response, "reference": i.reference, "context": i.context} for i in items]
+    """The items as rows (prompt, response, reference, context; a conversation's too): what a saved run keeps."""
+    return [item_row(i) for i in items]
 
 
 def items_from(rows: Sequence[dict[str, Any]]) -> list[Item]:
-    return [Item(r["prompt"], r["response"], r.get("reference"), r.get("context")) for r in rows]
+    return [item_from_row(r) for r in rows]
 
 
 @dataclass
@@ -116,6 +118,11 @@ class JudgeResult(Keepable):
     def scores(self) -> pd.DataFrame:
         """Items × judge table of normalised scores (one column, named by the judge; NaN where it failed)."""
         return pd.DataFrame({self.judge: self.score_list})
+
+    def by_conversation(self) -> pd.DataFrame:
+        """One row per judged conversation (turns, failed, mean, min, last, lowest_turn): the aggregate of a
+        per-turn judgment (`to_df()` has a row per turn)."""
+        return conversation_table(self.items, self.score_list)
 
     @property
     def score_list(self) -> list[float]:
@@ -226,6 +233,10 @@ class PanelResult(Keepable):
                 "cached": grouped["cached"].sum(),
             }
         ).reindex(self.judges)
+
+    def by_conversation(self) -> pd.DataFrame:
+        """One row per judged conversation, over the panel's consensus per turn (see `JudgeResult.by_conversation`)."""
+        return conversation_table(self.items, self.consensus()["consensus"].tolist())
 
     def consensus(self) -> pd.DataFrame:
         """Per item: the consensus score (weighted mean when weighted), a confidence from the judges' spread

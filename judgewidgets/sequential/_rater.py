@@ -20,6 +20,7 @@ from .._records import Item, Vote, build_items
 from .._run import run_scope
 from .._runner import run_sync
 from .._saved import provenance
+from ..conversations._render import JudgedConversation, history_block, judged_text, reply_block
 from ..engine import CallSession
 from ..scoring import CostEstimate, LLMJudge
 from ..scoring._cost import estimate_calls, typical_completion_tokens
@@ -61,14 +62,23 @@ class PromptVariantTemplate(Template):
         context: str | None = None,
         anchors: Sequence[Anchor] = (),
         prefill: bool = False,
+        conversation: JudgedConversation | None = None,
     ) -> tuple[dict[str, str], ...]:
-        system = super().messages(prompt, response, reference, explanations, context, anchors)[0]
-        fenced = {"{prompt}": fence("question", prompt), "{response}": fence("response", response)}
+        """With a `conversation`, {prompt} receives its history (turns fenced with their roles) and {response} the
+        judged turn (nothing for the whole conversation)."""
+        system = super().messages(prompt, response, reference, explanations, context, anchors, False, conversation)[0]
+        if conversation is None:
+            fenced = {"{prompt}": fence("question", prompt), "{response}": fence("response", response)}
+            judged = {"the response": response}
+        else:
+            whole = conversation.judged is None
+            fenced = {"{prompt}": history_block(conversation), "{response}": "" if whole else reply_block(conversation)}
+            judged = {"the assistant's part" if whole else "the response": judged_text(conversation)}
         # One pass, so a placeholder written inside the judged text is never filled in.
         text = re.sub(r"\{prompt\}|\{response\}", lambda m: fenced[m.group(0)], self.user_format)
         if reference:
             text += "\n" + fence("reference", reference)
-        note = manipulation_note({"the response": response})
+        note = manipulation_note(judged)
         if note:
             text += "\n" + note
         messages: tuple[dict[str, str], ...] = (system, {"role": "user", "content": text})

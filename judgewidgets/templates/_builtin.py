@@ -1,7 +1,9 @@
-"""The built-in scoring templates (uqlm's four, and two for instruction following), each normalised to [0, 1].
+"""The built-in scoring templates (uqlm's four, two for instruction following, five for conversations), each
+normalised to [0, 1].
 
-Every built-in is reference-grounded: given a reference answer, the judge first says whether the response's answer
-matches it, then gives its verdict (see `Template.reference_grounding`).
+Every built-in that judges an answer is reference-grounded: given a reference answer, the judge first says whether
+the response's answer matches it, then gives its verdict (see `Template.reference_grounding`); of the conversation
+templates only task_completion is (its reference is the outcome the task should reach).
 """
 
 from __future__ import annotations
@@ -101,9 +103,98 @@ FOLLOWS_INSTRUCTION = Template(
     reference_grounding=True,
 )
 
+# Conversation-level qualities: each judges the assistant's turns in the whole conversation by default (`target`),
+# and reads as well for one turn in context (target="last_turn" or "each_turn"). A higher score is always better.
+_YES_NO = {"true": "yes", "false": "no"}
+
+TASK_COMPLETION = Template(
+    name="task_completion",
+    instruction=(
+        "Decide whether the assistant completed the task the user came with. Take the user's goal from their "
+        "turns, with everything they added or changed along the way, and look for the outcome in the assistant's "
+        "turns and in the results of the tools it called. Answer 'yes' if the goal is fully achieved, 'partly' if "
+        "only part of it is, and 'no' if it is not achieved, was given up, or was claimed done without being done."
+    ),
+    choices={"yes": 1.0, "partly": 0.5, "no": 0.0},
+    aliases={**_YES_NO, "partially": "partly", "partial": "partly"},
+    score_description="One of: yes, partly, no.",
+    target="whole",
+    reference_grounding=True,  # a reference is the outcome the task should reach
+)
+
+CONSISTENCY = Template(
+    name="consistency",
+    instruction=(
+        "Decide whether the assistant stays consistent with itself. Answer 'yes' if nothing the assistant says "
+        "contradicts what it said in an earlier turn (facts, numbers, names, decisions, its own earlier answers), "
+        "unless it openly corrects a mistake; answer 'no' if it contradicts itself anywhere."
+    ),
+    choices={"yes": 1.0, "no": 0.0},
+    aliases=_YES_NO,
+    score_description="One of: yes (consistent), no (contradicts itself).",
+    target="whole",
+)
+
+KNOWLEDGE_RETENTION = Template(
+    name="knowledge_retention",
+    instruction=(
+        "Decide whether the assistant keeps what the user told it: facts about themselves or the task, "
+        "constraints and preferences they set, corrections they made. Answer 'yes' if every later turn of the "
+        "assistant respects all of them and it never asks again for something already given; answer 'no' if it "
+        "forgets, ignores or contradicts any of them."
+    ),
+    choices={"yes": 1.0, "no": 0.0},
+    aliases=_YES_NO,
+    score_description="One of: yes (keeps everything), no (forgets or ignores something the user said).",
+    target="whole",
+)
+
+ROLE_ADHERENCE = Template(
+    name="role_adherence",
+    instruction=(
+        "Decide whether the assistant keeps to the role it was given: the persona, rules, scope and format set by "
+        "the system or developer message and by the user's standing instructions (with none given, the role of a "
+        "helpful, honest and harmless assistant). Answer 'yes' if every turn of the assistant stays within it; "
+        "answer 'no' if any turn breaks character, breaks a rule or goes outside the allowed scope, including when "
+        "the user asks it to."
+    ),
+    choices={"yes": 1.0, "no": 0.0},
+    aliases=_YES_NO,
+    score_description="One of: yes (keeps to its role), no (breaks it).",
+    target="whole",
+)
+
+USER_FRUSTRATION = Template(
+    name="user_frustration",
+    instruction=(
+        "Decide whether the user becomes frustrated with the assistant. Signs: repeating or rephrasing a request "
+        "the assistant did not meet, correcting it again and again, complaining, sarcasm, giving up. Answer 'no' "
+        "if the user shows no such frustration and 'yes' if they do. (A user who is not frustrated scores 1, a "
+        "frustrated one 0.)"
+    ),
+    choices={"no": 1.0, "yes": 0.0},
+    aliases=_YES_NO,
+    score_description="One of: no (the user is not frustrated), yes (the user is frustrated).",
+    target="whole",
+)
+
+CONVERSATION_TEMPLATES = ("task_completion", "consistency", "knowledge_retention", "role_adherence", "user_frustration")
+
 BUILTIN_TEMPLATES: dict[str, Template] = {
     t.name: t
-    for t in (TRUE_FALSE_UNCERTAIN, TRUE_FALSE, CONTINUOUS, LIKERT, INSTRUCTION_FOLLOWING, FOLLOWS_INSTRUCTION)
+    for t in (
+        TRUE_FALSE_UNCERTAIN,
+        TRUE_FALSE,
+        CONTINUOUS,
+        LIKERT,
+        INSTRUCTION_FOLLOWING,
+        FOLLOWS_INSTRUCTION,
+        TASK_COMPLETION,
+        CONSISTENCY,
+        KNOWLEDGE_RETENTION,
+        ROLE_ADHERENCE,
+        USER_FRUSTRATION,
+    )
 }
 
 

@@ -12,12 +12,15 @@ import pytest
 
 import judgewidgets as jw
 from judgewidgets.engine import Completion
-from judgewidgets.templates import BUILTIN_TEMPLATES, get_template, parse
+from judgewidgets.templates import BUILTIN_TEMPLATES, CONVERSATION_TEMPLATES, get_template, parse
 from judgewidgets.templates._template import REFERENCE_TEXT
 from judgewidgets.testing import ScriptedTransport
 from tests.fakes import user_text
 
 QUESTION, RESPONSE, REFERENCE = "At what temperature does water boil at sea level?", "At 50 °C.", "100 °C"
+# The built-ins that judge an answer, and task_completion among the conversation templates (the others take no
+# reference question: a reference is shown after the material as ground truth).
+GROUNDED = sorted(n for n in BUILTIN_TEMPLATES if n not in CONVERSATION_TEMPLATES or n == "task_completion")
 
 
 def ungrounded(name: str) -> jw.Template:
@@ -38,7 +41,8 @@ def tokens(*pieces: str | dict[str, float]) -> list[dict]:
 
 
 def test_every_builtin_is_grounded_and_a_custom_template_opts_in() -> None:
-    assert all(t.reference_grounding for t in BUILTIN_TEMPLATES.values())
+    assert all(get_template(name).reference_grounding for name in GROUNDED)
+    assert [n for n in CONVERSATION_TEMPLATES if get_template(n).reference_grounding] == ["task_completion"]
     custom = jw.Template(name="safety", instruction="Is it safe?", choices={"safe": 1.0, "unsafe": 0.0})
     assert not custom.reference_grounding and not custom.grounds(REFERENCE)
     grounded = jw.Template(
@@ -47,7 +51,7 @@ def test_every_builtin_is_grounded_and_a_custom_template_opts_in() -> None:
     assert grounded.grounds(REFERENCE) and not grounded.grounds(None) and not grounded.grounds("")
 
 
-@pytest.mark.parametrize("name", sorted(BUILTIN_TEMPLATES))
+@pytest.mark.parametrize("name", GROUNDED)
 def test_the_reference_comes_before_the_response_and_the_answer_starts_with_the_match(name: str) -> None:
     system, user, prefill = get_template(name).messages(QUESTION, RESPONSE, REFERENCE, prefill=True)
     assert re.fullmatch(
