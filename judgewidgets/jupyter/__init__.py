@@ -2,7 +2,8 @@
 the labelling queue.
 
 Every widget is a thin view over a plain model object (`PanelBuilderModel`, `DisagreementModel`,
-`ReviewQueueModel`, `TournamentModel`, `TargetPickerModel`, `LabelQueueModel`) that is tested without a browser.
+`ReviewQueueModel`, `TournamentModel`, `RubricModel`, `TargetPickerModel`, `LabelQueueModel`) that is tested
+without a browser.
 """
 
 from ..labels import LabelQueueModel
@@ -13,6 +14,7 @@ from ._explorer import DisagreementExplorer, DisagreementModel
 from ._label_queue import LabelQueue
 from ._live import LiveConvergence
 from ._magics import JudgeMagics, load_ipython_extension, use_offline_charts
+from ._rubric import RubricModel, RubricView
 from ._terminal import use_file_charts
 from ._views import ReviewQueue, ReviewQueueModel, TournamentModel, TournamentView
 
@@ -29,6 +31,8 @@ __all__ = [
     "PanelBuilderModel",
     "ReviewQueue",
     "ReviewQueueModel",
+    "RubricModel",
+    "RubricView",
     "TournamentModel",
     "TournamentView",
     "load_ipython_extension",

@@ -35,7 +35,13 @@ def verdict_chart(result: GradingResult) -> alt.Chart:
     )
 
 
+# The name of the agreement chart's click selection, which a widget reads back (JupyterChart.selections.<name>).
+CRITERION = "criterion"
+
+
 def agreement_chart(result: GradingResult) -> alt.Chart:
+    """Judge × criterion heatmap of agreement with the ensemble outcome; clicking a cell picks its criterion
+    (selection `criterion`; the other rows fade)."""
     import altair as alt
 
     from .._charts import offline
@@ -49,15 +55,17 @@ def agreement_chart(result: GradingResult) -> alt.Chart:
             rows.append({"criterion": criterion.name, "judge": judge, "agreement": share, "n": len(both)})
     data = pd.DataFrame(rows)
     base = alt.Chart(data).encode(x=alt.X("judge:N", title="judge"), y=alt.Y("criterion:N", title=None))
+    pick = alt.selection_point(name=CRITERION, fields=["criterion"], on="click")
     heat = base.mark_rect().encode(
         color=alt.Color("agreement:Q", scale=alt.Scale(domain=[0, 1], scheme="blues"), title="agreement"),
+        opacity=alt.condition(pick, alt.value(1.0), alt.value(0.3)),
         tooltip=["criterion", "judge", alt.Tooltip("agreement:Q", format=".2f"), "n"],
     )
     text = base.mark_text().encode(
         text=alt.Text("agreement:Q", format=".2f"),
         color=alt.condition(alt.datum.agreement > 0.6, alt.value("white"), alt.value("black")),
     )
-    return offline(heat + text).properties(
+    return offline(heat.add_params(pick) + text).properties(
         title="Agreement of each judge with the ensemble outcome", width=alt.Step(56), height=alt.Step(28)
     )
 

@@ -118,3 +118,77 @@ def test_clicking_a_candidate_lights_its_row_and_column_and_lists_its_games(tour
         view.games.value == ""
         and pd.DataFrame(next(iter(view.matrix.chart.to_dict()["datasets"].values())))["lit"].all()
     )
+
+
+def grading_result() -> Any:
+    """Two judges grade three answers on a binary and a multi-choice criterion; `b` calls answer 2 incorrect, and
+    its call on answer 1's tone fails."""
+    import json
+    import re
+
+    rubric = jw.Rubric.from_yaml(
+        """
+- name: correct
+  requirement: The answer is correct
+- name: tone
+  requirement: The tone of the answer
+  scale_type: nominal
+  options: [{label: rude, value: 0.0}, {label: friendly, value: 1.0}]
+"""
+    )
+
+    def reply(name: str) -> Any:
+        def answer(request: Any, attempt: int) -> str:
+            system, user = request.messages[0]["content"], request.messages[-1]["content"]
+            if "The tone" in system:
+                if name == "b" and "Answer 1" in user:
+                    raise jw.CallFailure("provider down", 503)
+                shown = {label: n for n, label in re.findall(r"^(\d+)\. (.+)$", system, re.M)}
+                return json.dumps({"selected_option": int(shown["friendly"]), "explanation": f"{name}: friendly"})
+            verdict = "UNMET" if name == "b" and "Answer 2" in user else "MET"
+            return json.dumps({"verdict": verdict, "explanation": f"{name} says {verdict}"})
+
+        return answer
+
+    judges = [
+        jw.LLMJudge(
+            "openai/m",
+            name=name,
+            structured_output=True,
+            retry=jw.RetryPolicy(max_retries=0),
+            transport=ScriptedTransport(reply(name)),
+        )
+        for name in ("a", "b")
+    ]
+    answers = pd.DataFrame({"response": [f"Answer {i}" for i in range(3)]})
+    return jw.CriterionGrader(judges=judges, seed=0).grade_many(rubric, answers, progress=False)
+
+
+def test_clicking_a_rubric_criterion_lists_its_votes() -> None:
+    from judgewidgets.jupyter import RubricModel, RubricView
+
+    result = grading_result()
+    spec = result.agreement_chart().to_dict()
+    assert params(spec)["criterion"]["select"] == {"type": "point", "fields": ["criterion"], "on": "click"}
+    v5 = {**spec, "$schema": "https://vega.github.io/schema/vega-lite/v5.json"}
+    assert "criterion" in {s["name"] for s in vl_convert.vegalite_to_vega(v5, vl_version="5.8")["signals"]}
+
+    votes = RubricModel(result).votes("correct")
+    assert votes[["item", "judge", "outcome"]].values.tolist() == [
+        [0, "a", "MET"], [0, "b", "MET"], [1, "a", "MET"], [1, "b", "MET"], [2, "a", "MET"], [2, "b", "UNMET"]
+    ]  # fmt: skip
+    assert votes["submission"].tolist()[4:] == ["Answer 2", "Answer 2"] and "b says UNMET" in set(votes["explanation"])
+    tone = RubricModel(result).votes("tone").set_index(["item", "judge"])
+    assert tone.loc[(1, "b"), "outcome"] == "(failed)" and "provider down" in tone.loc[(1, "b"), "error"]
+    assert tone.loc[(0, "a"), "outcome"] == "friendly"
+    with pytest.raises(jw.InputError, match="no criterion 'nope'"):
+        RubricModel(result).votes("nope")
+
+    view = RubricView(result)
+    assert view.votes.value == ""
+    set_selection(view.chart, "criterion", {"vlPoint": {"or": [{"criterion": "correct"}]}})
+    assert "<b>correct</b>: 6 votes (5 MET, 1 UNMET)" in view.votes.value and "b says UNMET" in view.votes.value
+    set_selection(view.chart, "criterion", {"vlPoint": {"or": [{"criterion": "tone"}]}})
+    assert "(failed)" in view.votes.value and "provider down" in view.votes.value
+    set_selection(view.chart, "criterion", None)
+    assert view.votes.value == ""
