@@ -9,7 +9,14 @@ import pandas as pd
 
 from .._errors import InputError
 from .._saved import Dump, KeptFrame, usage_of_table
-from ._records import PairItem, PairwiseResult, build_pairs, pair_metrics, verdict_rows
+from ._records import (
+    PairItem,
+    PairwiseResult,
+    build_conversation_pairs,
+    build_pairs,
+    pair_metrics,
+    verdict_rows,
+)
 
 TEXT_COLUMNS = ("question", "response_a", "response_b", "reference")
 
@@ -53,13 +60,90 @@ def stamped(table: pd.DataFrame, made_by: dict[str, Any]) -> PairwiseTable:
     return out
 
 
+CONVERSATION_COLUMNS = ("history", "conversation_a", "conversation_b")
+
+
+def one_pair(
+    question: str | None,
+    response_a: Any,
+    response_b: Any,
+    reference: str | None,
+    *,
+    history: Any = None,
+    conversation_a: Any = None,
+    conversation_b: Any = None,
+    target: str | None = None,
+) -> list[PairItem]:
+    """The one comparison `compare` makes: of two responses to a question, two replies to a shared `history`, or
+    two conversations (their last turns, or `target="whole"`); checked before any call."""
+    references = None if reference is None else [reference]
+    if history is None and conversation_a is None and conversation_b is None:
+        if target is not None:
+            raise InputError("target= applies to conversations; give history= or conversation_a= and conversation_b=")
+        if question is None and response_a is None and response_b is None:
+            raise InputError("compare needs a question and two responses (or history=, or two conversations)")
+        return build_pairs([question], [response_a], [response_b], references)  # type: ignore[list-item]  # checked there
+
+    def one(value: Any) -> list[Any] | None:
+        return None if value is None else [value]
+
+    if history is not None:
+        return build_conversation_pairs(
+            histories=[history], responses_a=one(response_a), responses_b=one(response_b), references=references
+        )
+    return build_conversation_pairs(
+        conversations_a=one(conversation_a), conversations_b=one(conversation_b), references=references, target=target
+    )
+
+
 def pairs_from(
-    data: pd.DataFrame | Sequence[str],
-    responses_a: Sequence[str] | None,
-    responses_b: Sequence[str] | None,
+    data: pd.DataFrame | Sequence[str] | None,
+    responses_a: Sequence[Any] | None,
+    responses_b: Sequence[Any] | None,
     references: Sequence[str | None] | None,
+    *,
+    histories: Any = None,
+    conversations_a: Any = None,
+    conversations_b: Any = None,
+    target: str | None = None,
 ) -> tuple[list[PairItem], pd.DataFrame]:
-    """The comparisons of a batch and the input table they came from (kept as the output's first columns)."""
+    """The comparisons of a batch and the input table they came from (kept as the output's first columns).
+
+    Conversations come as `histories` (with two replies each) or `conversations_a` / `conversations_b`, or as a
+    DataFrame's columns of the same singular names (history, conversation_a, conversation_b)."""
+    given = histories is not None or conversations_a is not None or conversations_b is not None
+    if isinstance(data, pd.DataFrame) and (given or any(c in data.columns for c in CONVERSATION_COLUMNS)):
+        if given or responses_a is not None or responses_b is not None:
+            raise InputError("give either a DataFrame or lists of conversations and responses, not both")
+        column = data.get
+        refs = data["reference"].tolist() if "reference" in data.columns else references
+        items = build_conversation_pairs(
+            histories=_listed(column("history")),
+            responses_a=_listed(column("response_a")),
+            responses_b=_listed(column("response_b")),
+            conversations_a=_listed(column("conversation_a")),
+            conversations_b=_listed(column("conversation_b")),
+            references=refs,
+            target=target,
+        )
+        return items, data.reset_index(drop=True)
+    if given:
+        if data is not None:
+            raise InputError("give questions, or conversations (histories= or conversations_a= / _b=), not both")
+        items = build_conversation_pairs(
+            histories=histories,
+            responses_a=responses_a,
+            responses_b=responses_b,
+            conversations_a=conversations_a,
+            conversations_b=conversations_b,
+            references=references,
+            target=target,
+        )
+        return items, _texts_frame(items, references is not None)
+    if target is not None:
+        raise InputError("target= applies to conversations (histories=, or conversations_a= and _b=)")
+    if data is None:
+        raise InputError("nothing to compare: give a DataFrame, questions and responses, or conversations")
     if isinstance(data, pd.DataFrame):
         if responses_a is not None or responses_b is not None:
             raise InputError("give either a DataFrame or lists of questions and responses, not both")
@@ -75,13 +159,22 @@ def pairs_from(
     if responses_a is None or responses_b is None:
         raise InputError("compare_many needs responses_a and responses_b alongside the questions")
     items = build_pairs(data, responses_a, responses_b, references)
+    return items, _texts_frame(items, references is not None)
+
+
+def _texts_frame(items: Sequence[PairItem], references: bool) -> pd.DataFrame:
+    """The table of what was compared: question, response_a, response_b (and reference)."""
     frame = pd.DataFrame(
         {"question": [i.question for i in items], "response_a": [i.response_a for i in items]}
         | {"response_b": [i.response_b for i in items]}
     )
-    if references is not None:
+    if references:
         frame["reference"] = [i.reference for i in items]
-    return items, frame
+    return frame
+
+
+def _listed(column: pd.Series | None) -> list[Any] | None:
+    return None if column is None else column.tolist()
 
 
 def results_table(frame: pd.DataFrame, results: Sequence[PairwiseResult]) -> pd.DataFrame:

@@ -18,14 +18,13 @@ from .._saved import Dump, Keepable, provenance, record_rows, usage_of
 from ..engine import CallSession
 from ..scoring import CostEstimate, JudgeCostEstimate
 from ..scoring._aggregate import check_weights
-from ._batch import PairwiseTable, pairs_from, stamped
+from ._batch import PairwiseTable, one_pair, pairs_from, stamped
 from ._judge import PairwiseJudge
 from ._records import (
     OrderVerdict,
     PairItem,
     PairwiseResult,
     Winner,
-    build_pairs,
     comparison_rows,
     pair_metrics,
     pair_texts,
@@ -180,13 +179,14 @@ class PairwisePanel:
 
     def estimate_cost(
         self,
-        data: pd.DataFrame | Sequence[str],
-        responses_a: Sequence[str] | None = None,
-        responses_b: Sequence[str] | None = None,
+        data: pd.DataFrame | Sequence[str] | None = None,
+        responses_a: Sequence[Any] | None = None,
+        responses_b: Sequence[Any] | None = None,
         references: Sequence[str | None] | None = None,
+        **conversations: Any,
     ) -> CostEstimate:
         """What `compare_many` on the same arguments would spend, per judge (no call is made)."""
-        items, _ = pairs_from(data, responses_a, responses_b, references)
+        items, _ = pairs_from(data, responses_a, responses_b, references, **conversations)
         return CostEstimate(judges=self.estimate_items(items))
 
     def _vote_weights(self) -> list[float]:
@@ -221,15 +221,29 @@ class PairwisePanel:
             )
         return out
 
-    def compare(self, question: str, response_a: str, response_b: str, reference: str | None = None) -> PanelComparison:
-        """Every judge compares the pair; the panel votes. Works inside Jupyter."""
-        return run_sync(self.acompare(question, response_a, response_b, reference))
+    def compare(
+        self,
+        question: str | None = None,
+        response_a: Any = None,
+        response_b: Any = None,
+        reference: str | None = None,
+        **conversations: Any,
+    ) -> PanelComparison:
+        """Every judge compares the pair; the panel votes. Works inside Jupyter. Conversations: `history=` (the
+        messages both replies answer, with `response_a` / `response_b` each a reply's text or messages), or
+        `conversation_a=` and `conversation_b=` (compared on their last turns, or whole with `target="whole"`)."""
+        return run_sync(self.acompare(question, response_a, response_b, reference, **conversations))
 
     async def acompare(
-        self, question: str, response_a: str, response_b: str, reference: str | None = None
+        self,
+        question: str | None = None,
+        response_a: Any = None,
+        response_b: Any = None,
+        reference: str | None = None,
+        **conversations: Any,
     ) -> PanelComparison:
         """Async twin of `compare`."""
-        items = build_pairs([question], [response_a], [response_b], None if reference is None else [reference])
+        items = one_pair(question, response_a, response_b, reference, **conversations)
         self.check()
         async with run_scope() as run:
             compared = (await self.acompare_items(items, run.session, run.progress))[0]
@@ -237,30 +251,34 @@ class PairwisePanel:
 
     def compare_many(
         self,
-        data: pd.DataFrame | Sequence[str],
-        responses_a: Sequence[str] | None = None,
-        responses_b: Sequence[str] | None = None,
+        data: pd.DataFrame | Sequence[str] | None = None,
+        responses_a: Sequence[Any] | None = None,
+        responses_b: Sequence[Any] | None = None,
         references: Sequence[str | None] | None = None,
         *,
         progress: bool | Progress = True,
+        **conversations: Any,
     ) -> PairwiseTable:
         """One row per comparison: pair_id, the panel's winner, confidence, error, one column per judge's winner.
 
         `attrs["verdicts"]` holds every judge's verdict on every order (what `jw.position_bias` reads).
         """
-        return run_sync(self.acompare_many(data, responses_a, responses_b, references, progress=progress))
+        return run_sync(
+            self.acompare_many(data, responses_a, responses_b, references, progress=progress, **conversations)
+        )
 
     async def acompare_many(
         self,
-        data: pd.DataFrame | Sequence[str],
-        responses_a: Sequence[str] | None = None,
-        responses_b: Sequence[str] | None = None,
+        data: pd.DataFrame | Sequence[str] | None = None,
+        responses_a: Sequence[Any] | None = None,
+        responses_b: Sequence[Any] | None = None,
         references: Sequence[str | None] | None = None,
         *,
         progress: bool | Progress = True,
+        **conversations: Any,
     ) -> PairwiseTable:
         """Async twin of `compare_many`."""
-        items, frame = pairs_from(data, responses_a, responses_b, references)
+        items, frame = pairs_from(data, responses_a, responses_b, references, **conversations)
         self.check()
         async with run_scope(progress, len(items) * len(self.judges), self.display_name) as run:
             results = await self.acompare_items(items, run.session, run.progress)

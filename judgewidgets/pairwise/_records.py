@@ -13,6 +13,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from .._errors import InputError
 from .._records import check_encodable
 from .._saved import Dump, Keepable, record_rows, usage_of
+from ..conversations import Conversation, check_target, judged_views, parse_conversation, parse_conversations
+from ..conversations._messages import REPLY_ROLES
+from ..conversations._render import JudgedConversation, reply_text, transcript
+from ..conversations._targets import last_user_text
 from ..engine import Usage
 from ._scales import Slot
 
@@ -21,12 +25,17 @@ Winner = Literal["A", "B", "tie"]
 
 @dataclass(frozen=True)
 class PairItem:
-    """One comparison to make: a question, the pair's own response a and b, and an optional reference."""
+    """One comparison to make: a question, the pair's own response a and b, and an optional reference.
+
+    A comparison of conversations carries them (`conversation_a`, `conversation_b`: the judged turn of each, or
+    each whole); the judge reads those, and the texts are what a table shows."""
 
     question: str
     response_a: str
     response_b: str
     reference: str | None = None
+    conversation_a: JudgedConversation | None = None
+    conversation_b: JudgedConversation | None = None
 
 
 class PairExample(BaseModel):
@@ -392,6 +401,101 @@ def build_pairs(
             )
         )
     return items
+
+
+def build_conversation_pairs(
+    *,
+    histories: Any = None,
+    responses_a: Any = None,
+    responses_b: Any = None,
+    conversations_a: Any = None,
+    conversations_b: Any = None,
+    references: Sequence[str | None] | None = None,
+    target: str | None = None,
+) -> list[PairItem]:
+    """Comparisons of conversations' turns, checked before any call: two replies to each shared history
+    (`histories` with `responses_a` / `responses_b`, each a reply's text or its messages), or two conversations
+    each (`conversations_a` / `conversations_b`), judged on their last turns or `target="whole"`."""
+    if histories is not None:
+        if conversations_a is not None or conversations_b is not None:
+            raise InputError("give histories with responses_a and responses_b, or conversations_a and _b, not both")
+        if responses_a is None or responses_b is None:
+            raise InputError("two replies to a shared history need responses_a and responses_b")
+        if target not in (None, "last_turn"):
+            raise InputError("replies to a shared history are compared as the last turn: leave target unset")
+        shared = parse_conversations(histories, "histories")
+        replies_a, replies_b = _replies(responses_a, "responses_a"), _replies(responses_b, "responses_b")
+        _same_length(histories=len(shared), responses_a=len(replies_a), responses_b=len(replies_b))
+        pairs = [_continued(history, i, a, b) for i, (history, a, b) in enumerate(zip(shared, replies_a, replies_b))]
+    else:
+        if conversations_a is None or conversations_b is None:
+            raise InputError("a comparison of conversations needs conversations_a and conversations_b")
+        if target not in (None, "last_turn", "whole"):
+            raise InputError(f"target {target!r}: two conversations are compared on their last turns or whole")
+        firsts = parse_conversations(conversations_a, "conversations_a")
+        seconds = parse_conversations(conversations_b, "conversations_b")
+        _same_length(conversations_a=len(firsts), conversations_b=len(seconds))
+        chosen = check_target(target)
+        views_a, views_b = judged_views(firsts, chosen), judged_views(seconds, chosen)
+        pairs = list(zip(views_a, views_b))
+    reference_list = None
+    if references is not None:
+        reference_list = [_text("references", r, i, True) for i, r in enumerate(references)]
+        _same_length(comparisons=len(pairs), references=len(reference_list))
+    return [
+        PairItem(
+            question=last_user_text(a),
+            response_a=shown(a),
+            response_b=shown(b),
+            reference=reference_list[i] if reference_list is not None else None,
+            conversation_a=a,
+            conversation_b=b,
+        )
+        for i, (a, b) in enumerate(pairs)
+    ]
+
+
+def _replies(values: Any, name: str) -> list[Any]:
+    if isinstance(values, str):
+        values = [values]
+    try:
+        return list(values)
+    except TypeError:
+        raise InputError(f"{name} must be a list of replies, got {type(values).__name__}") from None
+
+
+def _same_length(**lengths: int) -> None:
+    if len(set(lengths.values())) > 1:
+        raise InputError("lengths differ: " + ", ".join(f"{k}={v}" for k, v in lengths.items()))
+
+
+def _continued(
+    history: Conversation, index: int, reply_a: Any, reply_b: Any
+) -> tuple[JudgedConversation, JudgedConversation]:
+    """The two replies appended to their shared history, each judged as the turn that follows it."""
+    return continued(history, index, reply_a, "responses_a"), continued(history, index, reply_b, "responses_b")
+
+
+def continued(history: Conversation, index: int, reply: Any, name: str) -> JudgedConversation:
+    """`reply` (a text, or the assistant's messages with its tools' results) appended to `history` and judged as
+    the turn that follows it; InputError (naming `name` and `index`) when it cannot be."""
+    if history.messages[-1].role in REPLY_ROLES:
+        raise InputError(
+            f"history {index} ends with a {history.messages[-1].role} message: the replies would continue the "
+            "assistant's turn; end it with the user's message they answer"
+        )
+    if isinstance(reply, str):
+        reply = [{"role": "assistant", "content": reply}]
+    turn = parse_conversation(reply, index).messages
+    if any(m.role not in REPLY_ROLES for m in turn) or turn[0].role != "assistant":
+        raise InputError(f"{name}[{index}]: a reply is the assistant's messages (and its tools' results) only")
+    whole = parse_conversation([*history.to_openai(), *(m.to_openai() for m in turn)], index)
+    return JudgedConversation(whole, index, (len(history), len(whole)), len(history.replies()) + 1)
+
+
+def shown(view: JudgedConversation) -> str:
+    """What a table shows of a compared turn: the reply, or the whole conversation's transcript."""
+    return transcript(view.conversation.messages) if view.judged is None else reply_text(view)
 
 
 def verdict_rows(frame: pd.DataFrame, results: Sequence[Any]) -> pd.DataFrame:

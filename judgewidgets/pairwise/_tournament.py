@@ -15,13 +15,16 @@ from .._records import _as_text_list
 from .._run import run_scope
 from .._runner import run_sync
 from .._saved import Dump, Keepable, provenance, usage_of_table
+from ..conversations import Conversation, check_target, judged_views, parse_conversations
+from ..conversations._render import JudgedConversation
+from ..conversations._targets import last_user_text
 from ._bradley_terry import fit, game_matrices, mle_exists
 from ._corrected import CorrectedRanking, corrected_ranking
 from ._formats import PairingFormat, get_format
 from ._games import Games, kendall_tau
 from ._judge import PairwiseComparer, PairwiseJudge
 from ._ratings import DEFAULT_PRIOR, RANKING_COLUMNS, RatingMethod, get_rating
-from ._records import PairItem
+from ._records import PairItem, continued, shown
 from ._state import TournamentState, pool_size
 
 if TYPE_CHECKING:
@@ -177,6 +180,40 @@ def _texts(name: str, values: Any, length: int | None, optional: bool = False) -
     return checked
 
 
+def candidate_views(
+    candidates: Mapping[str, Any], histories: Any, target: str | None
+) -> dict[str, list[JudgedConversation]] | None:
+    """What is judged of each candidate's conversations, one per question; None when the candidates give plain
+    responses (no histories, no target, every entry text). One InputError before any call otherwise."""
+    entries = {str(n): (list(r) if not isinstance(r, str) else r) for n, r in candidates.items()}
+    nested = (list, tuple, Mapping, np.ndarray, Conversation)
+    messages = any(isinstance(e, nested) for r in entries.values() if not isinstance(r, str) for e in r)
+    if histories is None and target is None and not messages:
+        return None
+    for name, replies in entries.items():
+        if isinstance(replies, str):
+            raise InputError(f"candidate {name!r} must be a list, one entry per question, not a single string")
+    if histories is not None:
+        if target not in (None, "last_turn"):
+            raise InputError("replies to shared histories are compared as the last turn: leave target unset")
+        shared = parse_conversations(histories, "histories")
+        for name, replies in entries.items():
+            if len(replies) != len(shared):
+                raise InputError(f"candidate {name!r} has {len(replies)} replies for {len(shared)} histories")
+        return {
+            n: [continued(h, t, r, f"candidate {n!r}") for t, (h, r) in enumerate(zip(shared, replies))]
+            for n, replies in entries.items()
+        }
+    if target not in (None, "last_turn", "whole"):
+        raise InputError(f"target {target!r}: conversations are compared on their last turns or whole")
+    chosen = check_target(target)
+    views = {n: judged_views(parse_conversations(c, f"candidate {n!r}"), chosen) for n, c in entries.items()}
+    counts = {len(v) for v in views.values()}
+    if len(counts) > 1:
+        raise InputError("every candidate needs one conversation per question; the counts differ")
+    return views
+
+
 class Tournament:
     """Rank candidates by judged pairwise comparisons of their answers to the same questions.
 
@@ -218,27 +255,35 @@ class Tournament:
 
     def run(
         self,
-        questions: Sequence[str],
-        candidates: Mapping[str, Sequence[str]],
+        questions: Sequence[str] | None = None,
+        candidates: Mapping[str, Sequence[Any]] | None = None,
         references: Sequence[str | None] | None = None,
         *,
+        histories: Any = None,
+        target: str | None = None,
         progress: bool | Progress = True,
     ) -> TournamentResult:
-        """Play the tournament; `candidates` maps each name to its responses, one per question."""
-        return run_sync(self.arun(questions, candidates, references, progress=progress))
+        """Play the tournament; `candidates` maps each name to its responses, one per question.
+
+        Conversations: with `histories` (one per question, the messages every candidate's reply answers), each
+        candidate's entries are its replies (text, or the assistant's messages with its tools' results); without,
+        entries that are conversations (message lists, or their JSON with `target` set) are compared on their
+        last turns, or whole with `target="whole"`. `questions` may then be left out."""
+        return run_sync(
+            self.arun(questions, candidates, references, histories=histories, target=target, progress=progress)
+        )
 
     async def arun(
         self,
-        questions: Sequence[str],
-        candidates: Mapping[str, Sequence[str]],
+        questions: Sequence[str] | None = None,
+        candidates: Mapping[str, Sequence[Any]] | None = None,
         references: Sequence[str | None] | None = None,
         *,
+        histories: Any = None,
+        target: str | None = None,
         progress: bool | Progress = True,
     ) -> TournamentResult:
         """Async twin of `run`."""
-        asked = _texts("questions", [questions] if isinstance(questions, str) else questions, None)
-        if not asked:
-            raise InputError("a tournament needs at least one question")
         if not isinstance(candidates, Mapping):
             raise InputError("candidates must map each candidate's name to its list of responses")
         if len(candidates) < 2:
@@ -246,7 +291,19 @@ class Tournament:
         names = [str(name) for name in candidates]
         if len(set(names)) != len(names):
             raise InputError("candidate names must be unique")
-        answers = {str(n): _texts(f"candidate {n!r}", r, len(asked)) for n, r in candidates.items()}
+        views = candidate_views(candidates, histories, target)
+        if views is not None:
+            count = len(next(iter(views.values())))
+            if questions is None:
+                questions = [last_user_text(v) for v in next(iter(views.values()))]
+            answers = {n: [shown(v) for v in views[n]] for n in names}
+        asked = _texts("questions", [questions] if isinstance(questions, str) else questions, None)
+        if not asked:
+            raise InputError("a tournament needs at least one question")
+        if views is None:
+            answers = {str(n): _texts(f"candidate {n!r}", r, len(asked)) for n, r in candidates.items()}
+        elif len(asked) != count:
+            raise InputError(f"questions has {len(asked)} entries for {count} conversations per candidate")
         refs = _texts("references", references, len(asked), optional=True)
         self.judge.check()
         rng = np.random.default_rng(self.seed)
@@ -259,7 +316,7 @@ class Tournament:
                 proposal = self.format.propose(state, budget - state.comparisons)[: budget - state.comparisons]
                 if not proposal:
                     break
-                await self._play(proposal, asked, answers, refs, names, state, run.session, run.progress, rows)
+                await self._play(proposal, asked, answers, refs, names, state, run.session, run.progress, rows, views)
         matches = pd.DataFrame(rows, columns=MATCH_COLUMNS)
         ranking = self._rank(matches, names)
         return TournamentResult(
@@ -274,12 +331,22 @@ class Tournament:
             provenance=provenance(self),
         )
 
-    async def _play(self, proposal, asked, answers, refs, names, state, session, bar, rows) -> None:
+    async def _play(self, proposal, asked, answers, refs, names, state, session, bar, rows, views=None) -> None:
         flips = state.rng.random(len(proposal)) < 0.5  # which of the two is the pair's own "a"
         a = np.array([j if f else i for (i, j, _), f in zip(proposal, flips)], dtype=np.intp)
         b = np.array([i if f else j for (i, j, _), f in zip(proposal, flips)], dtype=np.intp)
         qs = [question for _, _, question in proposal]
-        items = [PairItem(asked[t], answers[names[x]][t], answers[names[y]][t], refs[t]) for x, y, t in zip(a, b, qs)]
+        items = [
+            PairItem(
+                asked[t],
+                answers[names[x]][t],
+                answers[names[y]][t],
+                refs[t],
+                None if views is None else views[names[x]][t],
+                None if views is None else views[names[y]][t],
+            )
+            for x, y, t in zip(a, b, qs)
+        ]
         results = await self.judge.acompare_items(items, session, bar)
         width = max(len(r.verdicts) for r in results)
         scores = np.full((len(items), width), np.nan)
