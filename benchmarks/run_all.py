@@ -26,6 +26,7 @@ BENCHMARKS = (
     "local_judge",
     "sequential_coverage",
     "tournament_efficiency",
+    "runs",
 )
 NEEDS = {"distributed_scaling": "ray", "local_judge": "xllamacpp"}
 

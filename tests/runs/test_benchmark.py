@@ -23,6 +23,7 @@ def test_the_benchmark_prints_each_operation_against_the_target_and_its_peer(
         )
     out = capsys.readouterr().out
     assert "× target" in out and "× peer" in out and "pyarrow write" in out and "pandas + numpy by hand" in out
+    assert "over the 1 s target: " in out and "by CPU time" in out
 
 
 def test_quick_is_small_and_the_default_is_the_issues_size() -> None:
