@@ -14,10 +14,12 @@ from .._constants import PREFILLED_EXPLAINED_MAX_TOKENS, PREFILLED_MAX_TOKENS
 from .._errors import ConfigurationError, InputError
 from .._probabilities import label_probabilities, prefix_free
 from .._progress import Progress, counted
-from .._records import _as_text_list, check_encodable
+from .._records import _as_text_list, build_conversation_items, check_encodable
 from .._run import run_scope
 from .._runner import run_sync
 from .._saved import provenance
+from ..conversations import Target, check_target
+from ..conversations._render import JudgedConversation
 from ..engine import Answer, CallSession
 from ..engine._litellm import is_local_model
 from ..scoring import CostEstimate, JudgeCostEstimate, LLMJudge
@@ -137,29 +139,45 @@ class CriterionGrader:
     def grade(
         self,
         rubric: Rubric,
-        submission: str,
+        submission: str | None = None,
         query: str | None = None,
         reference: str | None = None,
         *,
         context: str | None = None,
+        conversation: Any = None,
+        target: Target | None = None,
     ) -> RubricReport:
-        """Grade one submission; works in scripts and inside a running event loop.
+        """Grade one submission, or one `conversation` (messages in the OpenAI chat format, or their JSON): the
+        whole of it, or its last turn in context with `target="last_turn"`; works in scripts and inside a running
+        event loop.
 
         `context` (e.g. retrieved documents) is shown to the judges beside the question.
         """
-        return run_sync(self.agrade(rubric, submission, query, reference, context=context))
+        return run_sync(
+            self.agrade(rubric, submission, query, reference, context=context, conversation=conversation, target=target)
+        )
 
     async def agrade(
         self,
         rubric: Rubric,
-        submission: str,
+        submission: str | None = None,
         query: str | None = None,
         reference: str | None = None,
         *,
         context: str | None = None,
+        conversation: Any = None,
+        target: Target | None = None,
     ) -> RubricReport:
         """Async twin of `grade`."""
         _check_rubric(rubric)
+        view = None
+        if conversation is not None:
+            if submission is not None or query is not None:
+                raise InputError("give a conversation, or a submission (and query), not both")
+            [item] = build_conversation_items([conversation], _rubric_target(target))
+            submission, query, view = item.response, item.prompt, item.conversation
+        elif target is not None:
+            raise InputError("target= applies to a conversation; give conversation=")
         if not isinstance(submission, str):
             raise InputError(f"submission must be a string, got {type(submission).__name__}")
         texts = {"submission": submission, "query": query, "reference": reference, "context": context}
@@ -169,21 +187,28 @@ class CriterionGrader:
         for judge in self.judges:
             judge.check()
         async with run_scope() as run:
-            report = await self._grade_item(rubric, submission, query, reference, run.session, run.progress, context)
+            report = await self._grade_item(
+                rubric, submission, query, reference, run.session, run.progress, context, view
+            )
         return report.model_copy(update={"provenance": provenance({"grader": self, "rubric": rubric.criteria})})
 
     def grade_many(
         self,
         rubric: Rubric,
-        data: pd.DataFrame | Sequence[str],
+        data: pd.DataFrame | Sequence[str] | None = None,
         *,
         submission_col: str = "response",
         query_col: str | None = "prompt",
         reference_col: str | None = None,
         ground_truth: str | dict[str, str] | None = None,
+        conversations: Any = None,
+        conversation_col: str | None = None,
+        target: Target | None = None,
         progress: bool | Progress = True,
     ) -> GradingResult:
-        """Grade every row of `data` (a DataFrame, or a list of submissions) concurrently."""
+        """Grade every row of `data` (a DataFrame, or a list of submissions) concurrently; or every conversation
+        (`conversations=`, or `data` with a `conversation_col` of message lists or their JSON), whole or on its
+        last turn (`target`)."""
         return run_sync(
             self.agrade_many(
                 rubric,
@@ -192,6 +217,9 @@ class CriterionGrader:
                 query_col=query_col,
                 reference_col=reference_col,
                 ground_truth=ground_truth,
+                conversations=conversations,
+                conversation_col=conversation_col,
+                target=target,
                 progress=progress,
             )
         )
@@ -199,17 +227,20 @@ class CriterionGrader:
     async def agrade_many(
         self,
         rubric: Rubric,
-        data: pd.DataFrame | Sequence[str],
+        data: pd.DataFrame | Sequence[str] | None = None,
         *,
         submission_col: str = "response",
         query_col: str | None = "prompt",
         reference_col: str | None = None,
         ground_truth: str | dict[str, str] | None = None,
+        conversations: Any = None,
+        conversation_col: str | None = None,
+        target: Target | None = None,
         progress: bool | Progress = True,
     ) -> GradingResult:
         """Async twin of `grade_many`."""
         _check_rubric(rubric)
-        frame = _as_frame(data, submission_col)
+        frame, views = _conversation_frame(data, conversations, conversation_col, submission_col, query_col, target)
         submissions, queries, references = _columns(frame, submission_col, query_col, reference_col)
         truth = read_ground_truth(frame, rubric, ground_truth) if ground_truth is not None else None
         for judge in self.judges:
@@ -225,6 +256,8 @@ class CriterionGrader:
                         references[i] if references else None,
                         run.session,
                         run.progress,
+                        None,
+                        views[i] if views else None,
                     )
                     for i, submission in enumerate(submissions)
                 )
@@ -249,6 +282,7 @@ class CriterionGrader:
         session: CallSession,
         progress: Progress,
         context: str | None = None,
+        conversation: JudgedConversation | None = None,
     ) -> RubricReport:
         criteria = self.effective(rubric)
         key = item_key(submission, query)
@@ -256,7 +290,9 @@ class CriterionGrader:
         async def vote(judge: LLMJudge, judge_id: str, index: int, criterion: Criterion) -> CriterionVote:
             return await counted(
                 progress,
-                self._vote(judge, judge_id, index, criterion, submission, query, reference, key, session, context),
+                self._vote(
+                    judge, judge_id, index, criterion, submission, query, reference, key, session, context, conversation
+                ),
             )
 
         tasks = [
@@ -296,6 +332,7 @@ class CriterionGrader:
         reference: str | None,
         key: str,
         context: str | None,
+        conversation: JudgedConversation | None = None,
     ) -> tuple[list[int] | None, tuple[dict[str, str], ...]]:
         """(the option order the judge sees, None for a binary criterion; the request's messages)."""
         order = (
@@ -306,7 +343,16 @@ class CriterionGrader:
         binary_prompt = self.binary_prompt_for(judge)
         prefill = order is None and binary_prompt == "statement" and judge.caller.uses_prefill()
         messages = criterion_messages(
-            criterion, submission, query, reference, order, context, binary_prompt, prefill, judge.explanations
+            criterion,
+            submission,
+            query,
+            reference,
+            order,
+            context,
+            binary_prompt,
+            prefill,
+            judge.explanations,
+            conversation,
         )
         return order, messages
 
@@ -317,6 +363,7 @@ class CriterionGrader:
         queries: Sequence[str | None] | None = None,
         references: Sequence[str | None] | None = None,
         contexts: Sequence[str | None] | None = None,
+        conversations: Sequence[JudgedConversation | None] | None = None,
     ) -> list[JudgeCostEstimate]:
         """Every judge's estimate for grading `submissions` (no call is made): the prompt tokens of the very
         requests a run sends, options shuffled as the run shuffles them, and a typical verdict with its reason."""
@@ -329,7 +376,16 @@ class CriterionGrader:
             for index, criterion in enumerate(criteria):
                 for judge, judge_id in zip(self.judges, self.judge_ids):
                     _, messages = self._question(
-                        judge, judge_id, index, criterion, submission, query, reference, key, context
+                        judge,
+                        judge_id,
+                        index,
+                        criterion,
+                        submission,
+                        query,
+                        reference,
+                        key,
+                        context,
+                        conversations[i] if conversations else None,
                     )
                     requests[judge_id].append(messages)
         estimates = []
@@ -346,17 +402,20 @@ class CriterionGrader:
     def estimate_cost(
         self,
         rubric: Rubric,
-        data: pd.DataFrame | Sequence[str],
+        data: pd.DataFrame | Sequence[str] | None = None,
         *,
         submission_col: str = "response",
         query_col: str | None = "prompt",
         reference_col: str | None = None,
+        conversations: Any = None,
+        conversation_col: str | None = None,
+        target: Target | None = None,
     ) -> CostEstimate:
         """What `grade_many` on the same arguments would spend, per judge (no call is made)."""
         _check_rubric(rubric)
-        frame = _as_frame(data, submission_col)
+        frame, views = _conversation_frame(data, conversations, conversation_col, submission_col, query_col, target)
         submissions, queries, references = _columns(frame, submission_col, query_col, reference_col)
-        return CostEstimate(judges=self.estimate_items(rubric, submissions, queries, references))
+        return CostEstimate(judges=self.estimate_items(rubric, submissions, queries, references, None, views))
 
     async def _vote(
         self,
@@ -370,8 +429,11 @@ class CriterionGrader:
         key: str,
         session: CallSession,
         context: str | None = None,
+        conversation: JudgedConversation | None = None,
     ) -> CriterionVote:
-        order, messages = self._question(judge, judge_id, index, criterion, submission, query, reference, key, context)
+        order, messages = self._question(
+            judge, judge_id, index, criterion, submission, query, reference, key, context, conversation
+        )
         if order is None:
             question = binary_question(criterion, self.binary_prompt_for(judge))
             explained = question.explained(judge.explanations)
@@ -541,6 +603,48 @@ def _columns(
     if not submissions:
         raise InputError("nothing to grade: no submissions")
     return cast("list[str]", submissions), queries, references  # optional=False: every value is text
+
+
+def _rubric_target(target: str | None) -> Target:
+    """A rubric grades a conversation whole (the default) or on its last turn: one report per conversation."""
+    if target == "each_turn":
+        raise InputError("a rubric grades a conversation whole or on its last turn (one report each), not each_turn")
+    return check_target(target, "whole")
+
+
+def _conversation_frame(
+    data: pd.DataFrame | Sequence[str] | None,
+    conversations: Any,
+    conversation_col: str | None,
+    submission_col: str,
+    query_col: str | None,
+    target: str | None,
+) -> tuple[pd.DataFrame, list[JudgedConversation | None] | None]:
+    """The batch as a frame of texts, and each row's conversation (None without conversations): the judged turn
+    (or transcript) under `submission_col`, the last user message under `query_col`."""
+    if conversations is None and conversation_col is None:
+        if target is not None:
+            raise InputError("target= applies to conversations; give conversations= or conversation_col=")
+        if data is None:
+            raise InputError("nothing to grade: give data (or conversations=)")
+        return _as_frame(data, submission_col), None
+    if conversation_col is not None:
+        if not isinstance(data, pd.DataFrame) or conversation_col not in data.columns:
+            columns = list(data.columns) if isinstance(data, pd.DataFrame) else []
+            raise InputError(f"data has no column {conversation_col!r}; its columns are {columns}")
+        if conversations is not None:
+            raise InputError("give conversations= or data with conversation_col=, not both")
+        frame = data.reset_index(drop=True)
+        conversations = frame[conversation_col].tolist()
+    elif data is not None:
+        raise InputError("give conversations= or data, not both (a DataFrame's column: conversation_col=)")
+    else:
+        frame = pd.DataFrame(index=range(len(list(conversations))) if not isinstance(conversations, str) else [0])
+    items = build_conversation_items(conversations, _rubric_target(target))
+    frame = frame.assign(**{submission_col: [i.response for i in items]})
+    if query_col is not None:
+        frame[query_col] = [i.prompt for i in items]
+    return frame, [i.conversation for i in items]
 
 
 def _as_frame(data: pd.DataFrame | Sequence[str], submission_col: str) -> pd.DataFrame:

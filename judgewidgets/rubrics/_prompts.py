@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field, create_model
 
 from .._fence import fence
 from .._manipulation import manipulation_note
+from ..conversations._render import JudgedConversation, judged_material, material_text
 from ..templates._parse import match_label, own_verdict
 from ._criterion import Criterion, CriterionVerdict
 
@@ -181,12 +182,14 @@ def criterion_messages(
     binary_prompt: BinaryPrompt = "met_unmet",
     prefill: bool = False,
     explanations: bool = True,
+    conversation: JudgedConversation | None = None,
 ) -> tuple[dict[str, str], ...]:
     """System and user messages for one criterion; `order` lists option indices in the order shown, and a binary
     criterion is asked the `binary_prompt` way (`prefill`: the statement prompt's messages end with the start of
     the answer, for the embedded judge; `explanations`: its answer explains the verdict).
 
-    `context` (e.g. retrieved documents) is fenced in <context> tags before the question.
+    `context` (e.g. retrieved documents) is fenced in <context> tags before the question. A `conversation` is
+    graded as its turns: its history, and the judged turn as the submission (or the whole conversation).
     """
     if criterion.is_multi_choice:
         assert criterion.options is not None and order is not None
@@ -196,16 +199,19 @@ def criterion_messages(
     else:
         question = binary_question(criterion, binary_prompt)
         if binary_prompt == "statement":
-            return _statement_messages(question, submission, query, reference, context, prefill, explanations)
+            return _statement_messages(
+                question, submission, query, reference, context, prefill, explanations, conversation
+            )
         task, schema = question.task, schema_of(question.answer)
     system = (
         _SYSTEM
         + task
+        + (material_text(conversation, "submission") if conversation is not None else "")
         + _given(reference, context, "criterion")
         + "Reply with a single JSON object that matches this JSON schema and nothing else:\n"
         + json.dumps(schema, separators=(",", ":"))
     )
-    user = _material("submission", submission, query, reference, context)
+    user = _material("submission", submission, query, reference, context, conversation)
     return ({"role": "system", "content": system}, {"role": "user", "content": user})
 
 
@@ -217,16 +223,29 @@ def _given(reference: str | None, context: str | None, subject: str) -> str:
     )
 
 
-def _material(tag: str, submission: str, query: str | None, reference: str | None, context: str | None) -> str:
+def _material(
+    tag: str,
+    submission: str,
+    query: str | None,
+    reference: str | None,
+    context: str | None,
+    conversation: JudgedConversation | None = None,
+) -> str:
     """The user message: the context, the question, the judged text under `tag`, the reference, each fenced (and a
-    note quoting any sentence of the text that addresses the grader)."""
+    note quoting any sentence of the text that addresses the grader). A `conversation`'s turns take the question's
+    and the text's places (`conversations._render.judged_material`)."""
     parts = [fence("context", context)] if context else []
-    if query:
-        parts.append(fence("question", query))
-    parts.append(fence(tag, submission))
+    if conversation is None:
+        if query:
+            parts.append(fence("question", query))
+        parts.append(fence(tag, submission))
+        screened = {f"the {tag}": submission}
+    else:
+        blocks, screened = judged_material(conversation, tag)
+        parts += blocks
     if reference:
         parts.append(fence("reference", reference))
-    note = manipulation_note({f"the {tag}": submission})
+    note = manipulation_note(screened)
     if note:
         parts.append(note)
     return "\n".join(parts)
@@ -248,6 +267,7 @@ def _statement_messages(
     context: str | None,
     prefill: bool,
     explanations: bool,
+    conversation: JudgedConversation | None = None,
 ) -> tuple[dict[str, str], ...]:
     """The statement prompt, laid out as the score templates are (the material under the response tag), with a
     short reply format: measured on the embedded judge, this wording and layout decided more criteria right
@@ -255,6 +275,7 @@ def _statement_messages(
     good, bad = question.labels
     system = (
         _STATEMENT_SYSTEM.format(task=question.task)
+        + (material_text(conversation) if conversation is not None else "")
         + _given(reference, context, "statement")
         + f'Reply with a single JSON object {{"verdict": "{good}" or "{bad}"'
         + (', "explanation": "<one or two sentences citing the response>"' if explanations else "")
@@ -262,7 +283,7 @@ def _statement_messages(
     )
     messages: tuple[dict[str, str], ...] = (
         {"role": "system", "content": system},
-        {"role": "user", "content": _material("response", submission, query, reference, context)},
+        {"role": "user", "content": _material("response", submission, query, reference, context, conversation)},
     )
     if prefill:
         messages += ({"role": "assistant", "content": STATEMENT_PREFILL},)
