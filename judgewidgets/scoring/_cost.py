@@ -16,6 +16,9 @@ Messages = tuple[dict[str, str], ...]
 
 
 class JudgeCostEstimate(BaseModel):
+    """One judge's share of a `CostEstimate`: its calls, the prompt tokens of the very requests a run would send,
+    the typical completion tokens, and their price (`cost_usd` None when litellm has no price for the model)."""
+
     judge: str
     model: str
     calls: int
