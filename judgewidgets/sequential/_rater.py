@@ -16,13 +16,15 @@ from .._errors import ConfigurationError, InputError
 from .._fence import fence
 from .._manipulation import manipulation_note
 from .._progress import Progress, counted
-from .._records import Item, Vote, build_items
+from .._records import Item, Vote, build_conversation_items, build_items, judged_items
 from .._run import run_scope
 from .._runner import run_sync
 from .._saved import provenance
+from ..conversations import Target, check_target
 from ..conversations._render import JudgedConversation, history_block, judged_text, reply_block
 from ..engine import CallSession
 from ..scoring import CostEstimate, LLMJudge
+from ..scoring._conversations import conversation_columns
 from ..scoring._cost import estimate_calls, typical_completion_tokens
 from ..templates import Anchor, Template
 from ..templates._template import _fmt
@@ -204,16 +206,43 @@ class SequentialRater:
     # --- rating ----------------------------------------------------------------------------------------------
 
     def rate(
-        self, prompt: str, response: str, reference: str | None = None, *, on_update: UpdateHook | None = None
+        self,
+        prompt: str | None = None,
+        response: str | None = None,
+        reference: str | None = None,
+        *,
+        conversation: Any = None,
+        target: Target | None = None,
+        on_update: UpdateHook | None = None,
     ) -> SequentialResult:
-        """Rate one response; works in scripts and inside Jupyter. `on_update(snapshot)` runs after each judgment."""
-        return run_sync(self.arate(prompt, response, reference, on_update=on_update))
+        """Rate one response, or one `conversation` (OpenAI chat messages or their JSON: its last turn in context,
+        or `target="whole"`); works in scripts and inside Jupyter. `on_update(snapshot)` runs after each judgment."""
+        return run_sync(
+            self.arate(prompt, response, reference, conversation=conversation, target=target, on_update=on_update)
+        )
 
     async def arate(
-        self, prompt: str, response: str, reference: str | None = None, *, on_update: UpdateHook | None = None
+        self,
+        prompt: str | None = None,
+        response: str | None = None,
+        reference: str | None = None,
+        *,
+        conversation: Any = None,
+        target: Target | None = None,
+        on_update: UpdateHook | None = None,
     ) -> SequentialResult:
         """Async twin of `rate`."""
-        item = build_items([prompt], [response], [reference] if reference is not None else None)[0]
+        if conversation is not None:
+            if prompt is not None or response is not None:
+                raise InputError("give a conversation, or a prompt and a response, not both")
+            if target == "each_turn":
+                raise InputError("rate gives one rating: use rate_many(conversations=..., target='each_turn')")
+            references = [reference] if reference is not None else None
+            item = build_conversation_items([conversation], check_target(target), references)[0]
+        else:
+            if target is not None:
+                raise InputError("target= applies to a conversation; give conversation=")
+            item = build_items([prompt], [response], [reference] if reference is not None else None)[0]  # type: ignore[list-item]  # checked there
         self._check()
         async with run_scope() as run:
             result = await self._rate_item(0, item, run.session, on_update)
@@ -221,17 +250,22 @@ class SequentialRater:
 
     def rate_many(
         self,
-        prompts: pd.DataFrame | Sequence[str] | str,
+        prompts: pd.DataFrame | Sequence[str] | str | None = None,
         responses: Sequence[str] | str | None = None,
         references: Sequence[str | None] | None = None,
         *,
         prompt_col: str = "prompt",
         response_col: str = "response",
         reference_col: str | None = None,
+        conversations: Any = None,
+        conversation_col: str | None = None,
+        target: Target | None = None,
         on_update: UpdateHook | None = None,
         progress: bool | Progress = True,
     ) -> SequentialFrame:
-        """One sequential rating per item, all running concurrently; a DataFrame with `.results` and `.traces`."""
+        """One sequential rating per item, all running concurrently; a DataFrame with `.results` and `.traces`.
+        Conversations: `conversations=` or a DataFrame's `conversation_col`, judged under `target` (the last turn
+        by default; "each_turn" rates every turn, with conversation and turn columns)."""
         return run_sync(
             self.arate_many(
                 prompts,
@@ -240,6 +274,9 @@ class SequentialRater:
                 prompt_col=prompt_col,
                 response_col=response_col,
                 reference_col=reference_col,
+                conversations=conversations,
+                conversation_col=conversation_col,
+                target=target,
                 on_update=on_update,
                 progress=progress,
             )
@@ -247,18 +284,31 @@ class SequentialRater:
 
     async def arate_many(
         self,
-        prompts: pd.DataFrame | Sequence[str] | str,
+        prompts: pd.DataFrame | Sequence[str] | str | None = None,
         responses: Sequence[str] | str | None = None,
         references: Sequence[str | None] | None = None,
         *,
         prompt_col: str = "prompt",
         response_col: str = "response",
         reference_col: str | None = None,
+        conversations: Any = None,
+        conversation_col: str | None = None,
+        target: Target | None = None,
         on_update: UpdateHook | None = None,
         progress: bool | Progress = True,
     ) -> SequentialFrame:
         """Async twin of `rate_many`."""
-        items = _items_from(prompts, responses, references, prompt_col, response_col, reference_col)
+        items = _items_from(
+            prompts,
+            responses,
+            references,
+            prompt_col,
+            response_col,
+            reference_col,
+            conversations,
+            conversation_col,
+            target,
+        )
         self._check()
         async with run_scope(progress, len(items), f"sequential rating ({method_name(self.rule)})") as run:
             rated = (
@@ -271,13 +321,15 @@ class SequentialRater:
                 ["item", "prompt", "response", "mean", "low", "high", "half_width", "n", "sd", "status", "failures"]
             ]
         )
+        for position, (name, values) in enumerate(conversation_columns(items).items()):
+            frame.insert(1 + position, name, values)
         frame.results = results
         frame.attrs["provenance"] = provenance(self)
         return frame
 
     def estimate_cost(
         self,
-        prompts: pd.DataFrame | Sequence[str] | str,
+        prompts: pd.DataFrame | Sequence[str] | str | None = None,
         responses: Sequence[str] | str | None = None,
         references: Sequence[str | None] | None = None,
         *,
@@ -285,11 +337,24 @@ class SequentialRater:
         response_col: str = "response",
         reference_col: str | None = None,
         draws: int | None = None,
+        conversations: Any = None,
+        conversation_col: str | None = None,
+        target: Target | None = None,
     ) -> CostEstimate:
         """What rating every item would spend when `draws` judgments are drawn for it (no call is made), per
         judge: the prompt tokens of the very requests those draws send, and a typical answer's length. The
         default, `max_samples`, is the most a rating can spend; one that converges sooner spends less."""
-        items = _items_from(prompts, responses, references, prompt_col, response_col, reference_col)
+        items = _items_from(
+            prompts,
+            responses,
+            references,
+            prompt_col,
+            response_col,
+            reference_col,
+            conversations,
+            conversation_col,
+            target,
+        )
         n = self.max_samples if draws is None else check_int("draws", draws, 1)
         params = {id(judge): judge.request_params() for _, _, judge in self.variants}
         requests: dict[str, tuple[LLMJudge, list[tuple[dict[str, str], ...]]]] = {}
@@ -445,13 +510,34 @@ class _Run:
 
 
 def _items_from(
-    prompts: pd.DataFrame | Sequence[str] | str,
+    prompts: pd.DataFrame | Sequence[str] | str | None,
     responses: Sequence[str] | str | None,
     references: Sequence[str | None] | None,
     prompt_col: str,
     response_col: str,
     reference_col: str | None,
+    conversations: Any = None,
+    conversation_col: str | None = None,
+    target: str | None = None,
 ) -> list[Item]:
+    if conversations is not None or conversation_col is not None:
+        data = prompts if isinstance(prompts, pd.DataFrame) else None
+        if prompts is not None and data is None:
+            raise InputError("give conversations, or prompts and responses, not both")
+        return judged_items(
+            None,
+            responses,
+            references,
+            conversations=conversations,
+            data=data,
+            conversation_col=conversation_col,
+            reference_col=reference_col,
+            target=target,
+        )
+    if target is not None:
+        raise InputError("target= applies to conversations; give conversations= or conversation_col=")
+    if prompts is None:
+        raise InputError("nothing to rate: give prompts and responses, a DataFrame, or conversations=")
     if isinstance(prompts, pd.DataFrame):
         if responses is not None or references is not None:
             raise InputError("give a DataFrame alone (with prompt_col/response_col), or lists of prompts and responses")
