@@ -2,7 +2,8 @@
 
 Every score is on [0, 1]: a judge's or panel's normalised score, a rubric's score, a leveled grade's percentage
 / 100, a pipeline's final score, a sequential rating rescaled from its scale, a pairwise comparison's points for
-response a (win 1, tie ½, loss 0: its mean is a's win rate).
+response a (win 1, tie ½, loss 0: its mean is a's win rate); a cascade's verdict the same way (a's points for a
+pairwise cascade, pass 1 and fail 0 for a pass/fail one), NaN where it abstained.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pandas as pd
 
 from .._errors import InputError
 from ..aspects import AspectResult
+from ..cascade import CascadeResult
 from ..labels import content_key
 from ..pairwise import PairwiseTable
 from ..pairwise._records import WIN_POINTS
@@ -29,9 +31,22 @@ from ..sequential import SequentialFrame
 
 OVERALL = "overall"
 _SUPPORTED = (
-    "a JudgeResult, PanelResult, AspectResult, GradingResult, LeveledResult, a pipeline's or compare_many's table, "
-    "a rate_many frame, a DataFrame with a `score` column, or the path of a saved run of one of them"
+    "a JudgeResult, PanelResult, AspectResult, GradingResult, LeveledResult, CascadeResult, a pipeline's or "
+    "compare_many's table, a rate_many frame, a DataFrame with a `score` column, or the path of a saved run of one "
+    "of them"
 )
+# Results that are not a score per item, and what to compare instead.
+_INSTEAD = {
+    "TournamentResult": "a tournament rates candidates, not items: compare the rankings (before.ranking and "
+    "after.ranking: rating and interval per candidate), or run both versions in one tournament",
+    "CorrectedRanking": "a corrected ranking rates candidates, not items: compare before.ranking and after.ranking",
+    "AlignmentReport": "an alignment report already compares its judge before and after alignment (report.table, "
+    "report.per_fold); to compare two aligned judges, compare their results on the same items",
+    "QualityEstimate": "an estimate is one number with its interval: compare before.estimate, before.low, "
+    "before.high with the after run's, or compare the judge results it was made from",
+    "MetaEvaluation": "a meta-evaluation scores judges against labels: compare their .table rows, or the judges' "
+    "results on the same items",
+}
 
 
 @dataclass
@@ -148,13 +163,18 @@ def _view(result: Any) -> ItemScores:
         return ItemScores(frame, _present(frame, "prompt", "reference"), "response", scores, explained)
     if isinstance(result, PairwiseTable) or (isinstance(result, pd.DataFrame) and "winner" in result):
         return _pairwise(pd.DataFrame(result).reset_index(drop=True))
+    if isinstance(result, CascadeResult):
+        return _cascade(result)
     if isinstance(result, pd.DataFrame) and "score" in result:
         frame = result.reset_index(drop=True)
         inputs = _present(frame, "prompt", "question", "query", "reference")
         response = next((c for c in ("response", "submission", "response_a") if c in frame), None)
         explained = {"score": frame["explanation"]} if "explanation" in frame else {}
         return ItemScores(frame, inputs, response, {"score": frame["score"].astype(float)}, explained)
-    raise InputError(f"cannot compare a {type(result).__name__} item by item: give {_SUPPORTED}")
+    kind = type(result).__name__
+    if kind in _INSTEAD:
+        raise InputError(f"cannot compare {kind} runs item by item: {_INSTEAD[kind]}")
+    raise InputError(f"cannot compare a {kind} item by item: give {_SUPPORTED}")
 
 
 def _present(frame: pd.DataFrame, *columns: str) -> list[str]:
@@ -198,3 +218,28 @@ def _pairwise(frame: pd.DataFrame) -> ItemScores:
         explained = {judge: frame["explanation_ab"]} if "explanation_ab" in frame else {}
     inputs = _present(frame, "question", "reference")
     return ItemScores(frame, inputs, "response_a", scores, explained, metric="win_rate")
+
+
+def _cascade(result: CascadeResult) -> ItemScores:
+    """A cascade's verdict per item (NaN where it abstained): a's points for a pairwise cascade (its mean is a's
+    win rate), 1 for pass and 0 for fail for a pass/fail one."""
+    frame = pd.DataFrame(result.table).reset_index(drop=True)
+    verdicts = frame["verdict"]
+    if "response_a" in frame:
+        return ItemScores(
+            frame,
+            _present(frame, "question", "reference"),
+            "response_a",
+            {"cascade": _points(verdicts)},
+            metric="win_rate",
+        )
+    given = sorted({v for v in verdicts if isinstance(v, str)} - {"pass", "fail"})
+    if given:
+        raise InputError(
+            f"this cascade's verdicts are answer labels ({', '.join(given)}), which have no score to compare: run "
+            "the cascade with pass_threshold= so that its verdicts are pass / fail"
+        )
+    passed = [1.0 if v == "pass" else 0.0 if v == "fail" else np.nan for v in verdicts]
+    return ItemScores(
+        frame, _present(frame, "prompt", "reference"), "response", {"cascade": pd.Series(passed, dtype=float)}
+    )

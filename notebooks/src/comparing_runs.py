@@ -182,5 +182,6 @@ except jw.RegressionError as failed:
 # - `result.save(path)` and `jw.load(path)` work for every result kind: panels, rubric gradings, pairwise
 #   comparisons and tournaments, pipelines, sequential ratings, cascades, alignment reports and estimates.
 # - `jw.compare` also compares rubric gradings, aspect results, pipeline tables, pairwise comparisons (the change in
-#   win rate) and sequential ratings, and any table with a `score` column.
+#   win rate), cascades (their verdicts; abstentions unscored) and sequential ratings, and any table with a
+#   `score` column.
 # - `result.log_to_mlflow(run_name="v2")` logs a run into MLflow (`pip install 'judgewidgets[mlflow]'`).

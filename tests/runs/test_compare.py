@@ -4,6 +4,7 @@ checked by simulation), exact tests, unmatched items and judges, the regression 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,7 @@ from judgewidgets._records import Item, Vote
 from judgewidgets.runs import paired_bootstrap, sign_test
 from judgewidgets.runs._stats import expanded_alpha
 
-from .helpers import PROMPTS, RESPONSES, judge, pairwise
+from .helpers import PROMPTS, RESPONSES, judge, make, pairwise
 
 N = 40
 QUESTIONS = [f"question {i}" for i in range(N)]
@@ -246,3 +247,38 @@ def test_what_cannot_be_compared_says_so() -> None:
         jw.compare(run(BEFORE), run(BEFORE), n_boot=10)
     with pytest.raises(jw.InputError, match="4 ids for a run of 40 items"):
         jw.compare(run(BEFORE), run(BEFORE), ids=(range(4), range(4)))
+
+
+def test_cascades_compare_their_verdicts_and_abstentions_are_unscored() -> None:
+    before = make("cascade")
+    table = before.table.copy()
+    table.loc[0, ["verdict", "stage", "abstained"]] = ["B", "strong", False]  # a's win becomes a loss
+    table.loc[6, ["verdict", "stage", "abstained"]] = [None, None, True]  # the cascade abstains on a decided item
+    cmp = jw.compare(before, replace(before, table=table))
+    row = cmp.summary.iloc[0]
+    assert cmp.metric == "win_rate" and cmp.judges == ["cascade"]
+    assert (row["n"], row["worse"], row["better"], row["unscored"]) == (9, 1, 0, 1)
+    assert row["before"] == pytest.approx(4 / 9) and row["after"] == pytest.approx(3 / 9)
+    assert cmp.regressions()["input"].tolist() == ["easy 1000"]
+    passed = table.assign(verdict=["pass", "fail"] * 5, prompt=table["question"], response=table["response_a"]).drop(
+        columns=["question", "response_a", "response_b"]
+    )
+    failed = passed.assign(verdict=["fail"] * 10)
+    pass_fail = jw.compare(replace(before, table=passed), replace(before, table=failed))
+    assert pass_fail.metric == "mean_score" and pass_fail.summary.iloc[0]["change"] == pytest.approx(-0.5)
+    with pytest.raises(jw.InputError, match=r"verdicts are answer labels \(correct, incorrect\).*pass_threshold="):
+        jw.compare(replace(before, table=passed.assign(verdict=["correct", "incorrect"] * 5)), before)
+
+
+@pytest.mark.parametrize(
+    ("kind", "hint"),
+    [
+        ("tournament", "compare the rankings"),
+        ("alignment", "already compares its judge before and after alignment"),
+        ("estimate", "an estimate is one number with its interval"),
+    ],
+)
+def test_results_that_are_not_scores_per_item_say_what_to_compare(kind: str, hint: str) -> None:
+    result = make(kind)
+    with pytest.raises(jw.InputError, match=f"cannot compare {type(result).__name__} runs item by item: .*{hint}"):
+        jw.compare(result, result)
