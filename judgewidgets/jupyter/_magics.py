@@ -100,6 +100,18 @@ class JudgeMagics(Magics):
     @argument("--prompt-col", default="prompt", help="column of prompts (default prompt)")
     @argument("--response-col", default="response", help="column of responses (default response)")
     @argument("--reference-col", default=None, help="column of reference answers")
+    @argument(
+        "--conversation-col",
+        "-c",
+        default=None,
+        help="column of conversations in --data (OpenAI chat message lists, or their JSON) to judge",
+    )
+    @argument(
+        "--target",
+        choices=("last_turn", "whole", "each_turn"),
+        default=None,
+        help="what of each conversation is judged (default: the template's, else last_turn)",
+    )
     @argument("--out", "-o", help="store the result object in this variable")
     @argument("--no-chart", action="store_true", help="show the table only")
     @argument("--api-base", help="base URL of an OpenAI-compatible server for the judges")
@@ -129,6 +141,7 @@ class JudgeMagics(Magics):
             response: About 350.
 
             %judge --data answers --prompt-col question --response-col answer --out scored
+            %judge --data chats --conversation-col messages --target each_turn --template likert
             %judge --rubric rubric.yaml --data answers
             %%judge --mode pairwise
             question: Explain recursion.
@@ -158,6 +171,7 @@ class JudgeMagics(Magics):
         cell = cell or ""
         body = self._shell.var_expand(cell, depth=1) if "{" in cell else cell
         mode = args.mode or ("rubric" if args.rubric else "score")
+        self._check_conversation_options(args, mode)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
@@ -219,6 +233,28 @@ class JudgeMagics(Magics):
             return frame[list(columns)].rename(columns=columns).reset_index(drop=True)
         return parse_items(body)
 
+    def _check_conversation_options(self, args: Any, mode: str) -> None:
+        """UsageError, before any call, for conversation options that cannot apply."""
+        if args.target and not args.conversation_col:
+            raise UsageError("--target goes with --conversation-col")
+        if not args.conversation_col:
+            return
+        if not args.data:
+            raise UsageError("--conversation-col names a column of --data DF")
+        if mode not in ("score", "rubric", "sequential"):
+            raise UsageError(f"--conversation-col: --mode {mode} reads conversations from its DataFrame's columns")
+        if args.labels:
+            raise UsageError("--labels matches prompt/response items; not yet conversations (--conversation-col)")
+
+    def _conversations(self, args: Any) -> pd.DataFrame | None:
+        """The --data DataFrame when its --conversation-col holds the conversations to judge, else None."""
+        if not args.conversation_col:
+            return None
+        frame = self._shell.user_ns.get(args.data)
+        if not isinstance(frame, pd.DataFrame):
+            raise UsageError(f"--data {args.data} must name a DataFrame with a column {args.conversation_col!r}")
+        return frame
+
     def _labels(self, args: Any, body: str, mode: str) -> tuple[pd.Series, bool] | None:
         """The labels of `--labels` on the items' positions, on [0, 1], and whether they are pass/fail; None
         without `--labels`. Every problem is a UsageError, before any judge is called."""
@@ -259,8 +295,9 @@ class JudgeMagics(Magics):
     def _run_score(self, args: Any, body: str) -> tuple[Any, pd.DataFrame, Any]:
         from ..scoring._panel import LLMPanel
 
-        items = self._items(args, body)
-        if "response" not in items:
+        chats = self._conversations(args)
+        items = self._items(args, body) if chats is None else pd.DataFrame()
+        if chats is None and "response" not in items:
             raise UsageError("every item needs a `response:`")
         weights = [float(w) for w in _split(args.weights)] if args.weights else None
         panel = LLMPanel(
@@ -270,8 +307,12 @@ class JudgeMagics(Magics):
             explanations=args.explanations,
             **self._judge_kwargs(args),
         )
-        references = items.get("reference")
-        result = panel.score(items["prompt"], items["response"], references)
+        if chats is not None:
+            result = panel.score(
+                data=chats, conversation_col=args.conversation_col, reference_col=args.reference_col, target=args.target
+            )
+        else:
+            result = panel.score(items["prompt"], items["response"], items.get("reference"))
         table = result.to_df()
         if args.aggregation:
             if args.aggregation not in table.columns:
@@ -306,11 +347,21 @@ class JudgeMagics(Magics):
         rubric = self._rubric(args, body)
         if args.rubric == "cell" and not args.data:
             raise UsageError("with --rubric cell the cell holds the rubric; pass the items with --data DF")
-        items = self._items(args, "" if args.rubric == "cell" else body)
         kwargs = self._judge_kwargs(args)
         grader = CriterionGrader(
             judges=self._judges(args), aggregation=args.aggregation or "majority", seed=args.seed, **kwargs
         )
+        chats = self._conversations(args)
+        if chats is not None:
+            result = grader.grade_many(
+                rubric,
+                chats,
+                conversation_col=args.conversation_col,
+                reference_col=args.reference_col,
+                target=args.target,
+            )
+            return result, result.to_df(), result.verdict_chart()
+        items = self._items(args, "" if args.rubric == "cell" else body)
         data = items.rename(columns={"prompt": "prompt", "response": "response"})
         result = grader.grade_many(rubric, data, reference_col="reference" if "reference" in data else None)
         return result, result.to_df(), result.verdict_chart()
@@ -325,6 +376,8 @@ class JudgeMagics(Magics):
         else:
             items = parse_items(body).rename(columns={"prompt": "question"})
         missing = {"question", "response_a", "response_b"} - set(items.columns)
+        if {"history", "conversation_a"} & set(items.columns):
+            missing = set()  # conversations: compare_many reads history / conversation_a, conversation_b
         if missing:
             raise UsageError(f"pairwise items need question, a and b; missing {sorted(missing)}")
         judge = PairwiseJudge(self._judges(args)[0], **self._judge_kwargs(args))
@@ -344,10 +397,20 @@ class JudgeMagics(Magics):
         from ..sequential import SequentialRater
         from ._live import LiveConvergence
 
-        items = self._items(args, body)
         rater = SequentialRater(
-            judges=self._judges(args), K=args.K, alpha=args.alpha, seed=args.seed, **self._judge_kwargs(args)
+            judges=self._judges(args),
+            K=args.K,
+            alpha=args.alpha,
+            seed=args.seed if args.seed is not None else 0,
+            **self._judge_kwargs(args),
         )
+        chats = self._conversations(args)
+        if chats is not None:
+            frame = rater.rate_many(
+                chats, conversation_col=args.conversation_col, reference_col=args.reference_col, target=args.target
+            )
+            return frame, frame, frame.chart() if hasattr(frame, "chart") else None
+        items = self._items(args, body)
         if len(items) == 1:
             live = LiveConvergence()
             display(live.widget)
