@@ -42,12 +42,16 @@ _EPILOG = """examples:
   judgewidgets score answers.jsonl --judge openai/gpt-4o-mini --judge anthropic/claude-3-5-haiku-20241022 \\
       --judge local --template true_false_uncertain --prompt-col question --response-col answer -o scored.parquet
   judgewidgets score answers.csv --judge mine=openai/my-model --api-base http://127.0.0.1:8000/v1 -o out.csv
+  judgewidgets score chats.jsonl --judge local --conversation-col messages --target each_turn -o turns.csv
   judgewidgets score answers.csv --judge openai/gpt-4o-mini --estimate      # the cost, no calls
   judgewidgets score answers.csv --judge local --save runs/v1 -o scored.csv  # keep the run, to compare later
   judgewidgets compare runs/v1 runs/v2 --margin 0.02                         # exit 1 on a regression
   judgewidgets demo
 
 A column of reference answers (--reference-col) is what most helps a small judge such as `local`.
+A column of conversations (--conversation-col: OpenAI chat message lists in JSONL or Parquet, or their JSON text
+in CSV) is judged on its last turn, the whole conversation or each turn (--target); with each_turn the output
+has one row per turn (the input row repeated, and a turn column).
 The output keeps every input column under its own name and adds one score column per judge (named after its
 model, or NAME in --judge NAME=MODEL), avg, median, min, max, disagreement, and <judge>_error where calls
 failed. Exit status: 0 done; 1 a judge failed on every row (or beyond --max-failed-fraction); 2 bad usage,
@@ -124,6 +128,17 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument(
         "--reference-col", default=None, help="column of reference answers (recommended: it helps small judges most)"
     )
+    score.add_argument(
+        "--conversation-col",
+        default=None,
+        help="column of conversations to judge instead of prompts and responses (message lists, or their JSON)",
+    )
+    score.add_argument(
+        "--target",
+        choices=("last_turn", "whole", "each_turn"),
+        default=None,
+        help="with --conversation-col: what is judged (default: the template's, else last_turn)",
+    )
     score.add_argument("-o", "--output", type=Path, default=None, help="output file: .csv, .jsonl or .parquet")
     score.add_argument(
         "--save",
@@ -187,14 +202,15 @@ def parse_judges(values: Sequence[str]) -> list[tuple[str, str]]:
 
 
 def _check_columns(frame: pd.DataFrame, args: argparse.Namespace, judge_names: Sequence[str]) -> None:
-    wanted = [args.prompt_col, args.response_col] + ([args.reference_col] if args.reference_col else [])
+    texts = [args.conversation_col] if args.conversation_col else [args.prompt_col, args.response_col]
+    wanted = texts + ([args.reference_col] if args.reference_col else [])
     missing = [c for c in wanted if c not in frame.columns]
     if missing:
         raise InputError(
             f"{args.input.name} has no column {', '.join(map(repr, missing))}; its columns are {list(frame.columns)}"
-            " (name yours with --prompt-col, --response-col, --reference-col)"
+            " (name yours with --prompt-col, --response-col, --reference-col, --conversation-col)"
         )
-    added = {*judge_names, *_AGGREGATES}
+    added = {*judge_names, *_AGGREGATES, *(["turn"] if args.conversation_col else [])}
     added |= {f"{n}_{suffix}" for n in judge_names for suffix in ("explanation", "error")}
     clashes = [c for c in frame.columns if c in added]
     if clashes:
@@ -227,8 +243,11 @@ def _score(args: argparse.Namespace) -> int:
         check_output(args.output, args.input)
     if args.save is not None:
         check_save(args.save, args.overwrite, args.input)
+    if args.target and not args.conversation_col:
+        raise InputError("--target goes with --conversation-col")
     judges = parse_judges(args.judge)
-    frame = read_table(args.input, [c for c in (args.prompt_col, args.response_col, args.reference_col) if c])
+    texts = [args.conversation_col] if args.conversation_col else [args.prompt_col, args.response_col]
+    frame = read_table(args.input, [c for c in (*texts, args.reference_col) if c])
     _check_columns(frame, args, [name for name, _ in judges])
     kwargs: dict[str, Any] = {"max_concurrency": args.max_concurrency, "cache": not args.no_cache}
     remote = {"api_base": args.api_base} if args.api_base else {}
@@ -242,14 +261,23 @@ def _score(args: argparse.Namespace) -> int:
     )
     panel.check()
     references = frame[args.reference_col] if args.reference_col else None
-    estimate = panel.estimate_cost(frame[args.prompt_col], frame[args.response_col], references)  # checks rows
+    if args.conversation_col:
+        inputs: dict[str, Any] = {
+            "data": frame,
+            "conversation_col": args.conversation_col,
+            "reference_col": args.reference_col,
+            "target": args.target,
+        }
+    else:
+        inputs = {"prompts": frame[args.prompt_col], "responses": frame[args.response_col], "references": references}
+    estimate = panel.estimate_cost(**inputs)  # checks rows
     missing_keys = _missing_keys(judges, args.api_base)
     for name, keys in missing_keys.items():
         _say(f"note: {' or '.join(keys)} is not set; judge {name!r} will likely fail")
     if args.estimate:
         print(estimate)
         return EXIT_OK
-    result = panel.score(frame[args.prompt_col], frame[args.response_col], references, progress=not args.quiet)
+    result = panel.score(**inputs, progress=not args.quiet)
     cached = "" if args.no_cache else "; the judgments are in the call cache, so running again costs nothing"
     table = _output_table(frame, result)
     if args.output is not None:
@@ -280,6 +308,10 @@ def _output_table(frame: pd.DataFrame, result: PanelResult) -> pd.DataFrame:
     """The input, columns and names unchanged, then each judge's score, the aggregates, the explanations and,
     for judges with failures, `<judge>_error`."""
     scored = _quiet_table(result).drop(columns=["prompt", "response", "reference"], errors="ignore")
+    if "conversation" in scored:  # judged conversations: each row's own input row (one per turn with each_turn)
+        frame = frame.iloc[scored.pop("conversation").tolist()]
+        if scored["turn"].isna().all():
+            scored = scored.drop(columns=["turn"])
     errors = result.votes.pivot(index="item", columns="judge", values="error").reindex(range(len(frame)))
     for judge in result.judges:
         if judge in errors and errors[judge].notna().any():
