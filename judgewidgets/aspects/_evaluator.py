@@ -7,7 +7,7 @@ from typing import Any
 
 from .._errors import ConfigurationError
 from .._progress import Progress
-from .._records import Item, build_items
+from .._records import Item, judged_items
 from .._runner import run_sync
 from .._saved import provenance
 from ..engine import CallSession
@@ -89,25 +89,28 @@ class AspectEvaluator:
 
     def evaluate(
         self,
-        prompts: Sequence[str] | str,
-        responses: Sequence[str] | str,
+        prompts: Sequence[str] | str | None = None,
+        responses: Sequence[str] | str | None = None,
         references: Sequence[str | None] | None = None,
         *,
         progress: bool | Progress = True,
+        **conversations: Any,
     ) -> AspectResult:
-        """Score every aspect of every response; works in scripts and inside a running loop (Jupyter)."""
-        return run_sync(self.aevaluate(prompts, responses, references, progress=progress))
+        """Score every aspect of every response, or of every conversation (`conversations=`, or `data=` with
+        `conversation_col=`, under `target=`, as `LLMJudge.score`); works in scripts and inside a running loop."""
+        return run_sync(self.aevaluate(prompts, responses, references, progress=progress, **conversations))
 
     async def aevaluate(
         self,
-        prompts: Sequence[str] | str,
-        responses: Sequence[str] | str,
+        prompts: Sequence[str] | str | None = None,
+        responses: Sequence[str] | str | None = None,
         references: Sequence[str | None] | None = None,
         *,
         progress: bool | Progress = True,
+        **conversations: Any,
     ) -> AspectResult:
         """Async twin of `evaluate`."""
-        items = build_items(prompts, responses, references)
+        items = judged_items(prompts, responses, references, **conversations)
         self.check()
         return await self.aevaluate_items(items, None, progress)
 

@@ -17,21 +17,32 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from .._errors import ConfigurationError, InputError
 from .._progress import Progress, counted
-from .._records import _as_text_list, build_items
+from .._records import Item, _as_text_list, build_conversation_items, build_items
 from .._run import run_scope
 from .._runner import run_sync
 from .._saved import provenance
 from ..aspects import AspectEvaluator
+from ..conversations import Target, check_target
 from ..engine import CallSession, Usage
 from ..pairwise import PairwiseComparer
 from ..rubrics import CriterionGrader, LeveledRubric, Rubric
 from ..scoring import CostEstimate, LLMJudge
 from ..scoring._panel import LLMPanel
-from ._stages import AspectStage, JudgeStage, PairwiseStage, PipelineItem, PipelineStage, RubricStage, StageScore
+from ._stages import (
+    AspectStage,
+    JudgeStage,
+    PairwiseStage,
+    PipelineItem,
+    PipelineStage,
+    RubricStage,
+    StageScore,
+    baseline_pair,
+)
 from ._table import PipelineTable
 
 RESERVED_COLUMNS = frozenset(
@@ -159,12 +170,14 @@ class EvaluationPipeline:
 
     def run(
         self,
-        prompts: Sequence[str] | str,
-        responses: Sequence[str] | str,
+        prompts: Sequence[str] | str | None = None,
+        responses: Sequence[str] | str | None = None,
         references: Sequence[str | None] | None = None,
         baselines: Sequence[str] | None = None,
         *,
         contexts: Sequence[str | None] | None = None,
+        conversations: Any = None,
+        target: Target | None = None,
         progress: bool | Progress = True,
     ) -> PipelineTable:
         """Score every item with every stage and combine; works in scripts and inside Jupyter.
@@ -172,21 +185,37 @@ class EvaluationPipeline:
         Returns one row per item: prompt, response, final_score, confidence, spread, needs_human_review,
         review_reasons (a list of text), then `<stage>`, `<stage>_error` and `<stage>_detail` for each stage.
         `attrs["usage"]` holds what each stage's calls cost over the batch ({stage: Usage fields}).
+        `conversations` (OpenAI chat message lists or their JSON) are judged under `target` (the last turn by
+        default; "whole" or "each_turn", with conversation and turn columns); a pairwise stage's baselines are
+        then other replies to the same histories, one per judged turn.
         """
-        return run_sync(self.arun(prompts, responses, references, baselines, contexts=contexts, progress=progress))
+        return run_sync(
+            self.arun(
+                prompts,
+                responses,
+                references,
+                baselines,
+                contexts=contexts,
+                conversations=conversations,
+                target=target,
+                progress=progress,
+            )
+        )
 
     async def arun(
         self,
-        prompts: Sequence[str] | str,
-        responses: Sequence[str] | str,
+        prompts: Sequence[str] | str | None = None,
+        responses: Sequence[str] | str | None = None,
         references: Sequence[str | None] | None = None,
         baselines: Sequence[str] | None = None,
         *,
         contexts: Sequence[str | None] | None = None,
+        conversations: Any = None,
+        target: Target | None = None,
         progress: bool | Progress = True,
     ) -> PipelineTable:
         """Async twin of `run`."""
-        pipeline_items = self._items(prompts, responses, references, baselines, contexts)
+        pipeline_items = self._items(prompts, responses, references, baselines, contexts, conversations, target)
         self.check()
 
         async def one(name: str, stage: PipelineStage, session: CallSession) -> list[StageScore]:
@@ -206,14 +235,26 @@ class EvaluationPipeline:
 
     def _items(
         self,
-        prompts: Sequence[str] | str,
-        responses: Sequence[str] | str,
+        prompts: Sequence[str] | str | None,
+        responses: Sequence[str] | str | None,
         references: Sequence[str | None] | None,
         baselines: Sequence[str] | None,
         contexts: Sequence[str | None] | None,
+        conversations: Any = None,
+        target: str | None = None,
     ) -> list[PipelineItem]:
         """The checked batch; InputError when a pairwise stage has no baseline to compare with."""
-        items = build_items(prompts, responses, references, contexts)
+        if conversations is not None:
+            if prompts is not None or responses is not None:
+                raise InputError("give conversations, or prompts and responses, not both")
+            items = build_conversation_items(conversations, check_target(target), references, contexts)
+            self._check_conversation_stages(items)
+        elif target is not None:
+            raise InputError("target= applies to conversations; give conversations=")
+        elif prompts is None or responses is None:
+            raise InputError("nothing to judge: give prompts and responses, or conversations=")
+        else:
+            items = build_items(prompts, responses, references, contexts)
         baseline_list = _as_text_list("baselines", baselines, optional=True)
         if baseline_list is not None and len(baseline_list) != len(items):
             raise InputError(f"lengths differ: prompts={len(items)}, baselines={len(baseline_list)}")
@@ -230,23 +271,43 @@ class EvaluationPipeline:
                     f"stage(s) {', '.join(pairwise)} compare each response with a baseline: pass baselines=[...] "
                     f"with one baseline response per item (missing at positions {shown})"
                 )
-        return [
-            PipelineItem(i.prompt, i.response, i.reference, i.context, baseline_list[k] if baseline_list else None)
-            for k, i in enumerate(items)
+        pipeline_items = [
+            PipelineItem(i.prompt, i.response, i.reference, i.context, None, i.conversation) for i in items
         ]
+        if baseline_list is not None:
+            pipeline_items = [replace(item, baseline=b) for item, b in zip(pipeline_items, baseline_list)]
+        if pairwise and conversations is not None:
+            for item in pipeline_items:
+                baseline_pair(item)  # a baseline that cannot be a reply to the history fails here, before any call
+        return pipeline_items
+
+    def _check_conversation_stages(self, items: Sequence[Item]) -> None:
+        """InputError before any call for a stage that cannot judge these conversations: a leveled rubric (not
+        yet), or a pairwise stage on whole conversations (its baseline is a reply to a judged turn's history)."""
+        whole = any(i.conversation is not None and i.conversation.judged is None for i in items)
+        for name, stage in self.stages.items():
+            if getattr(stage, "kind", None) == "leveled_rubric":
+                raise InputError(f"stage {name!r}: a leveled rubric does not grade conversations yet")
+            if whole and getattr(stage, "needs_baseline", False):
+                raise InputError(
+                    f"stage {name!r} compares each judged turn with a baseline reply; with target='whole' there "
+                    "is no turn to reply to (use 'last_turn' or 'each_turn')"
+                )
 
     def estimate_cost(
         self,
-        prompts: Sequence[str] | str,
-        responses: Sequence[str] | str,
+        prompts: Sequence[str] | str | None = None,
+        responses: Sequence[str] | str | None = None,
         references: Sequence[str | None] | None = None,
         baselines: Sequence[str] | None = None,
         *,
         contexts: Sequence[str | None] | None = None,
+        conversations: Any = None,
+        target: Target | None = None,
     ) -> CostEstimate:
         """What `run` on the same arguments would spend (no call is made): one row per judge of every stage,
         named `<stage>: <judge>`. A stage of your own is counted when it has `estimate(items)`."""
-        items = self._items(prompts, responses, references, baselines, contexts)
+        items = self._items(prompts, responses, references, baselines, contexts, conversations, target)
         rows = []
         for name, stage in self.stages.items():
             estimate = getattr(stage, "estimate", None)
@@ -262,6 +323,8 @@ class EvaluationPipeline:
         rows: list[dict[str, Any]] = []
         for index, item in enumerate(items):
             row: dict[str, Any] = {"prompt": item.prompt, "response": item.response}
+            if item.conversation is not None:  # which conversation and turn the row judged, first
+                row = {"conversation": item.conversation.index, "turn": item.conversation.turn, **row}
             counted = {
                 n: s[index].score for n, s in scores.items() if not math.isnan(s[index].score) and self.weights[n] > 0
             }

@@ -26,9 +26,11 @@ from .._errors import ConfigurationError
 from .._progress import NoProgress
 from .._records import Item, Vote
 from ..aspects import AspectEvaluator
+from ..conversations import Conversation
+from ..conversations._render import JudgedConversation
 from ..engine import CallSession, Usage
 from ..pairwise import PairwiseComparer
-from ..pairwise._records import PairItem
+from ..pairwise._records import PairItem, continued
 from ..rubrics import CriterionGrader, LeveledRubric, Rubric
 from ..rubrics._dimensions import as_grader
 from ..scoring import JudgeCostEstimate, LLMJudge
@@ -38,16 +40,18 @@ from ..scoring._panel import LLMPanel
 @dataclass(frozen=True)
 class PipelineItem:
     """One item a pipeline scores: prompt and response, optional reference and context, and the baseline
-    response a pairwise stage compares against."""
+    response a pairwise stage compares against. An item made from a conversation carries it (`conversation`);
+    its baseline is then another reply to the same history."""
 
     prompt: str
     response: str
     reference: str | None = None
     context: str | None = None
     baseline: str | None = None
+    conversation: JudgedConversation | None = None
 
     def as_item(self) -> Item:
-        return Item(prompt=self.prompt, response=self.response, reference=self.reference, context=self.context)
+        return Item(self.prompt, self.response, self.reference, self.context, self.conversation)
 
 
 class StageScore(Usage):
@@ -128,7 +132,7 @@ class RubricStage:
     def estimate(self, items: Sequence[PipelineItem]) -> list[JudgeCostEstimate]:
         rubric = self.rubric.rubric if isinstance(self.rubric, LeveledRubric) else self.rubric
         columns = ([i.response for i in items], [i.prompt for i in items], [i.reference for i in items])
-        return self.grader.estimate_items(rubric, *columns, [i.context for i in items])
+        return self.grader.estimate_items(rubric, *columns, [i.context for i in items], [i.conversation for i in items])
 
     async def ascore(self, items: Sequence[PipelineItem], session: CallSession) -> list[StageScore]:
         if isinstance(self.rubric, LeveledRubric):
@@ -162,7 +166,9 @@ class RubricStage:
         progress = NoProgress()
         reports = await asyncio.gather(
             *(
-                self.grader._grade_item(self.rubric, i.response, i.prompt, i.reference, session, progress, i.context)
+                self.grader._grade_item(
+                    self.rubric, i.response, i.prompt, i.reference, session, progress, i.context, i.conversation
+                )
                 for i in items
             )
         )
@@ -233,7 +239,7 @@ class PairwiseStage:
         return found if isinstance(found, list) else [found]
 
     def _pairs(self, items: Sequence[PipelineItem]) -> list[PairItem]:
-        return [PairItem(i.prompt, i.response, i.baseline or "", i.reference) for i in items]
+        return [baseline_pair(i) for i in items]
 
     async def ascore(self, items: Sequence[PipelineItem], session: CallSession) -> list[StageScore]:
         results = await self.judge.acompare_items(self._pairs(items), session, NoProgress())
@@ -248,6 +254,17 @@ class PairwiseStage:
             note = " (orders disagree)" if result.consistent is False else ""
             out.append(StageScore(score=score, detail=f"{outcome} against the baseline{note}", **spent))
         return out
+
+
+def baseline_pair(item: PipelineItem) -> PairItem:
+    """The comparison of an item's response (as a) with its baseline (as b): for a conversation's turn, the
+    baseline is another reply to the same history."""
+    view = item.conversation
+    if view is None or view.judged is None:
+        return PairItem(item.prompt, item.response, item.baseline or "", item.reference)
+    history = Conversation(messages=view.history)
+    baseline = continued(history, view.index, item.baseline or "", "baselines")
+    return PairItem(item.prompt, item.response, item.baseline or "", item.reference, view, baseline)
 
 
 def _usage_per_item(votes: Sequence[Vote], n_items: int) -> list[Usage]:
