@@ -6,10 +6,11 @@ one from git history before it was trimmed) must be found in docs/*.md:
 
 - a heading as a heading (any level), or under the new name listed in RENAMED;
 - a table row as a line (whitespace collapsed);
-- a fenced code block as a run of lines (whitespace collapsed);
+- a fenced code block as the same code (whitespace and trailing commas aside: ruff re-wraps Markdown's Python);
 - a number (206, 94.3, 2,836) as a number somewhere in the text;
 - a paragraph or list item of prose as one of the site's, word for word or nearly (links aside, a similarity of
-  at least 0.9: a paragraph the site rewords further, or an older wording left on the site, is reported).
+  at least 0.9: a paragraph the site rewords further, or an older wording left on the site, is reported); a
+  paragraph of three links or more is navigation and is not looked for.
 
     python docs/scripts/check_readme_moved.py                  # the README as it is now
     python docs/scripts/check_readme_moved.py --rev 518d13b    # the README of that commit
@@ -40,6 +41,7 @@ FENCE = re.compile(r"^(```+|~~~+)")
 LINK = re.compile(r"\[([^\]]+)\](?:\([^)]*\)|\[[^\]]*\])")
 ITEM = re.compile(r"^(?:[-*] |\d+\. )")
 SIMILAR = 0.9
+NAVIGATION_LINKS = 3
 NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
 
 
@@ -50,6 +52,12 @@ def _collapse(text: str) -> str:
 def _prose(text: str) -> str:
     """A paragraph as the check compares it: links as their text, whitespace collapsed."""
     return _collapse(LINK.sub(r"\1", text))
+
+
+def _code(text: str) -> str:
+    """Code as the check compares it: no whitespace, semicolons or trailing commas, so a block the formatter (ruff
+    formats the Markdown's Python) has re-wrapped is still the same code."""
+    return re.sub(r",([)\]}])", r"\1", "".join(text.split()).replace(";", ""))
 
 
 def _heading_text(line: str) -> str:
@@ -76,9 +84,10 @@ class Document:
         prose: list[str] = []
 
         def end_paragraph() -> None:
-            if prose:
-                doc.paragraphs.append(_prose(" ".join(prose)))
-                prose.clear()
+            text = " ".join(prose)
+            if prose and len(LINK.findall(text)) < NAVIGATION_LINKS:  # a row of links is navigation, not content
+                doc.paragraphs.append(_prose(text))
+            prose.clear()
 
         for raw in text.splitlines():
             line = raw.rstrip()
@@ -109,7 +118,8 @@ class Document:
                     end_paragraph()
                 prose.append(ITEM.sub("", line.strip()))
         end_paragraph()
-        doc.numbers = set(NUMBER.findall(text))
+        content = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(("<", "[![")))
+        doc.numbers = set(NUMBER.findall(content))  # not in HTML lines: an image's width is no measured number
         doc.lines = {_collapse(line) for line in text.splitlines()}
         doc.flat = _collapse(text)
         return doc
@@ -128,8 +138,9 @@ def missing(readme: str, docs: str) -> list[str]:
         targets = RENAMED.get(heading, (heading,))
         lost += [f"heading: {heading!r} (looked for {target!r})" for target in targets if target not in site_headings]
     lost += [f"table row: {row}" for row in ours.table_rows if row not in site.lines]
+    site_code = _code(docs)
     for block in ours.code_blocks:
-        if _collapse(block) and _collapse(block) not in site.flat:
+        if _code(block) and _code(block) not in site_code:
             lost.append(f"code block: {block.splitlines()[0] if block.strip() else block!r} ...")
     lost += [f"number: {number}" for number in sorted(ours.numbers - site.numbers)]
     site_prose = _prose(docs)
