@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from judgewidgets import InputError
+from judgewidgets import InputError, Rubric
 from judgewidgets._records import build_conversation_items
 from judgewidgets.conversations import parse_conversation
+from judgewidgets.rubrics._prompts import criterion_messages
 from judgewidgets.templates import get_template
 from tests.test_fence import FAST, hostile, leaves_markup_open, same_tags, tags
 
@@ -120,3 +121,20 @@ def test_items_carry_what_a_table_shows() -> None:
     [whole] = build_conversation_items([AGENT], "whole")
     assert whole.prompt == "What is the weather in Paris?" and whole.response.startswith("user: What is the weather")
     assert whole.conversation is not None and whole.conversation.conversation == parse_conversation(AGENT)
+
+
+@FAST
+@given(hostile, hostile)
+def test_a_rubric_criterion_reads_the_turns_fenced_as_well(user: str, reply: str) -> None:
+    """The rubric's own layout (the judged turn as the submission) holds against any text in any turn."""
+    [criterion] = list(Rubric.from_yaml("- name: c\n  requirement: Stays polite\n"))
+
+    def build(u: str, r: str) -> list[str]:
+        [item] = build_conversation_items([[{"role": "user", "content": u}, {"role": "assistant", "content": r}]])
+        messages = criterion_messages(criterion, item.response, item.prompt, None, None, conversation=item.conversation)
+        return [m["content"] for m in messages]
+
+    open_markup = leaves_markup_open(user) or leaves_markup_open(reply)
+    for found, expected in zip(build(user, reply), build("text 0", "text 1"), strict=True):
+        assert _OUR_TURN.findall(found) == _OUR_TURN.findall(expected)
+        assert same_tags(tags(found), tags(expected), open_markup), found
