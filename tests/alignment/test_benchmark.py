@@ -46,3 +46,16 @@ def test_train_and_test_pairs_never_overlap() -> None:
         if dataset == "pandalm":
             assert not set(pool["pair_id"]) & set(test["pair_id"]) and len(test) == 200
             assert len(pool) + len(test) == 999
+
+
+def test_pandalm_verdicts_are_written_for_the_resampling(tmp_path: Any) -> None:
+    """benchmarks/pandalm_verdicts.py judges alignment.py's pairs in its order and writes what ppi_estimates reads."""
+    verdicts, ppi = load_benchmark("pandalm_verdicts"), load_benchmark("ppi_estimates")
+    out = tmp_path / "verdicts.csv"
+    with OpenAITestServer(shorter_wins) as server:
+        written = verdicts.main(["--n", "30", "--out", str(out), "--api-base", server.base_url])
+    assert len(written) == 30 and set(written["verdict"]) <= {"A", "B", "tie"}
+    test = load_benchmark("alignment").splits(load_benchmark("alignment").parse_args(["--datasets", "pandalm"]))[0][3]
+    assert list(written["pair_id"]) == list(test["pair_id"].head(30))
+    rows = ppi.pandalm_resample(ppi.verdicts_frame(out), [10], draws=50)
+    assert rows[0]["pairs"] == 30 and 0 <= rows[0]["ppi_coverage"] <= 1
