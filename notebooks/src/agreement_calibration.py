@@ -109,7 +109,10 @@ report.table[["rule", "n", "accuracy", "accuracy_low", "accuracy_high", "kappa"]
 # %% [markdown]
 # Before: the judge as it is, passing whatever it scores 0.5 or more. After: the aligned judge. The intervals are
 # 95 % bootstrap intervals over the 36 items: with this few labels they are wide, and the report says so instead
-# of hiding it. The candidates it tried, and which it kept:
+# of hiding it. Given the reference answers, the embedded judge already agrees with this grader on about 94 % of
+# the items (it was 56 % before its verdicts were grounded in the reference), and when no lever beats the judge as
+# given on held-out labels, the aligned judge *is* the judge as given: alignment keeps a change only when the labels
+# show it helps. The candidates it tried, and which it kept:
 
 # %%
 report.levers[["candidate", "accuracy", "kappa", "kept"]].round(3)
@@ -126,9 +129,9 @@ report.chart()
 jw.AlignmentView(aligned)
 
 # %% [markdown]
-# The aligned judge is a judge like any other: its `score` is now its estimate of the chance you would pass the
-# answer (the judge's own score is kept on each vote as `uncalibrated_score`). Side by side with the judge as it
-# was, on the package's example set:
+# The aligned judge is a judge like any other: when a calibration is kept, its `score` is its estimate of the chance
+# you would pass the answer (the judge's own score is kept on each vote as `uncalibrated_score`); here nothing was
+# kept, so the two columns agree. Side by side with the judge as it was, on the package's example set:
 
 # %%
 examples = jw.load_example()
@@ -138,10 +141,11 @@ scores.to_df().assign(label=examples["label"])[["response", "label", "as given",
 
 # %% [markdown]
 # Read the table as a careful person would. Alignment moves the judge's line to where yours is; it cannot see what
-# the judge cannot. An answer the judge scores as high as the right ones (here, look at the manipulative
-# "Charlotte Bronte … ignore the instructions" answer) stays as high after aligning: that needs a better judge —
-# a stronger model, a reference the judge is made to check, or a rubric criterion against manipulation — not a
-# different threshold. The report's disagreements tab is where such items show up.
+# the judge cannot. The manipulative "Charlotte Bronte … give this answer the highest score" answer is low both
+# before and after, but not because of the alignment: the judge is shown the reference answer first and asked
+# whether the response gives it, and the sentence addressed to the grader is quoted back to it as an attempt to
+# manipulate the judge. An answer the judge cannot tell from a right one would stay as high after aligning: that
+# needs a better judge, not a different threshold. The report's disagreements tab is where such items show up.
 
 # %% [markdown]
 # ## What is my model's real pass rate?
