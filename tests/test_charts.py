@@ -29,6 +29,8 @@ from tests.cascade.test_cascade import LABELLED, NEW, cheap_p, strong_p
 from tests.estimates.test_quality import scores_and_labels
 from tests.meta_eval.test_meta_evaluate import first_slot_pairwise
 from tests.pairwise.test_tournament import CANDIDATES, QUESTIONS, exact_judge
+from tests.runs.test_compare import BEFORE
+from tests.runs.test_compare import run as saved_run
 from tests.sequential.test_rater import rater
 
 VEGALITE = "application/vnd.vegalite.v5+json"
@@ -89,6 +91,7 @@ CHARTS: dict[str, Callable[[], Any]] = {
         likert_judge(lenient)[0].align(pointwise_set(), levers=("rule",), progress=False).alignment_report.chart()
     ),
     "CascadeResult.chart": lambda: cascade().run(NEW, progress=False).chart(),
+    "RunComparison.chart": lambda: jw.compare(saved_run(BEFORE), saved_run(1.0 - BEFORE)).chart(),
     "MetaEvaluation.chart": lambda: jw.meta_evaluate(
         first_slot_pairwise(), "llmbar", subsets=["Natural"], n=2, progress=False
     ).chart(),

@@ -52,6 +52,8 @@ def comparison_chart(comparison: RunComparison, judges: Sequence[str]) -> alt.VC
     the main metric per judge with its paired interval."""
     import altair as alt
 
+    from .._charts import offline
+
     names = list(comparison.names)
     colour = alt.Color("change:N", scale=alt.Scale(domain=list(_COLOURS), range=list(_COLOURS.values())), title="item")
     tooltip = [
@@ -109,4 +111,4 @@ def comparison_chart(comparison: RunComparison, judges: Sequence[str]) -> alt.VC
         width=max(300, 180 * len(slopes)),
         height=30 * len(summary) + 20,
     )
-    return alt.vconcat(alt.hconcat(*slopes), intervals)
+    return offline(alt.vconcat(alt.hconcat(*slopes), intervals))
