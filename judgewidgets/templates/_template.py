@@ -111,7 +111,8 @@ class Template(BaseModel):
         return _AnswerShape(self.name, labels, self.scale, self.integer, self.score_description)
 
     def json_schema(self, explanations: bool, grounded: bool = False) -> dict[str, Any]:
-        return _json_schema(self.output_model(explanations, grounded))
+        """The answer schema as a fresh dict (read from the cached text: a grounded judgment asks for it per item)."""
+        return json.loads(self.schema_text(explanations, grounded))
 
     def schema_text(self, explanations: bool, grounded: bool = False) -> str:
         """The answer schema as compact JSON: building it takes milliseconds and every prompt shows it, so the
@@ -383,7 +384,10 @@ class _AnswerShape(NamedTuple):
     score_description: str | None
 
 
+@functools.lru_cache(maxsize=256)
 def _output_model(shape: _AnswerShape, explanations: bool, grounded: bool = False) -> type[BaseModel]:
+    """The answer model of one shape, built once: a grounded judgment asks for it per item (a new pydantic model
+    per call cost ~0.5 ms on the hot path)."""
     name, labels, scale, integer, score_description = shape
     fields: dict[str, Any] = {}
     if explanations:
