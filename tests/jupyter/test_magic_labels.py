@@ -9,10 +9,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
 
 import judgewidgets as jw
 from judgewidgets.testing import OpenAITestServer, json_score
+from tests.jupyter.shell import magic_shell
 
 LENIENT = '[[reply:{"score": 5}]]'  # the judge's answer planted in the response: it passes everything but two
 
@@ -25,13 +25,9 @@ def server() -> Iterator[OpenAITestServer]:
 
 @pytest.fixture
 def ip(server: OpenAITestServer, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    shell = InteractiveShell.instance()
-    shell.run_line_magic("load_ext", "judgewidgets")
-    shell.run_line_magic("judge_config", f"--judges openai/a --template likert --api-base {server.base_url}")
-    shell.user_ns["answers"] = answers()
-    yield shell
-    shell.run_line_magic("judge_config", "--api-base ''")
+    for shell in magic_shell(server, monkeypatch):
+        shell.user_ns["answers"] = answers()
+        yield shell
 
 
 def answers(n: int = 20) -> pd.DataFrame:

@@ -7,10 +7,10 @@ from collections.abc import Iterator
 import pandas as pd
 import pytest
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
 
 import judgewidgets as jw
 from judgewidgets.testing import OpenAITestServer, json_score
+from tests.jupyter.shell import magic_shell
 
 
 @pytest.fixture(scope="module")
@@ -21,13 +21,7 @@ def server() -> Iterator[OpenAITestServer]:
 
 @pytest.fixture
 def ip(server: OpenAITestServer, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    shell = InteractiveShell.instance()
-    shell.run_line_magic("load_ext", "judgewidgets")
-    shell.run_line_magic("judge_config", f"--judges openai/a,openai/b --template likert --api-base {server.base_url}")
-    yield shell
-    shell.run_line_magic("judge_config", "--api-base ''")
+    yield from magic_shell(server, monkeypatch, judges="openai/a,openai/b")
 
 
 CELL = """prompt: What is the capital of Australia?
