@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from typing import Any, Literal
 
 import numpy as np
@@ -54,6 +55,40 @@ def confusion(predicted: np.ndarray, labels: Labels) -> pd.DataFrame:
         if p != MISSING:
             table[t, p] += 1
     return pd.DataFrame(table, index=pd.Index(names, name="label"), columns=pd.Index(names, name="judged"))
+
+
+def _undefined(value: Any) -> bool:
+    return value is None or bool(pd.isna(value))
+
+
+def _why(row: pd.Series) -> str:
+    n, failed = int(row["n"]), int(row.get("failed", 0))
+    if n == 0:
+        return f"no item judged: the judge failed on all {failed}"
+    return f"undefined: the {n} judged items and their labels hold one class only"
+
+
+def _accuracy_text(row: pd.Series) -> str:
+    if _undefined(row["accuracy"]):
+        return f"n/a ({_why(row)})"
+    if _undefined(row["accuracy_low"]) or _undefined(row["accuracy_high"]):
+        return f"{row['accuracy']:.1%}"
+    return f"{row['accuracy']:.1%} [{row['accuracy_low']:.1%}, {row['accuracy_high']:.1%}]"
+
+
+def _kappa_text(row: pd.Series) -> str:
+    return f"n/a ({_why(row)})" if _undefined(row["kappa"]) else f"{row['kappa']:.2f}"
+
+
+def _shown(table: pd.DataFrame) -> pd.DataFrame:
+    """The table rounded for display; a column of numbers and None (a measure that is undefined somewhere) as
+    floats, so the None reads n/a."""
+    numbers = [
+        c
+        for c in table.columns
+        if table[c].dtype == object and all(v is None or isinstance(v, (float, np.integer)) for v in table[c])
+    ]
+    return table.astype(dict.fromkeys(numbers, float)).round(3)
 
 
 _TABLES = ("table", "levers", "per_fold", "learning_curve", "disagreements")
@@ -164,22 +199,23 @@ class AlignmentReport(Keepable):
         return self.table.set_index("rule").loc["after"]
 
     def summary(self) -> str:
-        """One sentence: the agreement before and after, with intervals, and on what."""
+        """One sentence: the agreement before and after, with intervals, and on what. An agreement that cannot be
+        measured (no item judged; κ of judged items and labels of one class only) reads "n/a" and why."""
         b, a = self.before, self.after
+        labels = int(a["n"]) + int(a.get("failed", 0))
         return (
-            f"held-out agreement with {int(a['n'])} {self.kind} labels ({self.folds}-fold cross-fitting): "
-            f"{b['accuracy']:.1%} [{b['accuracy_low']:.1%}, {b['accuracy_high']:.1%}] → "
-            f"{a['accuracy']:.1%} [{a['accuracy_low']:.1%}, {a['accuracy_high']:.1%}]; "
-            f"κ {b['kappa']:.2f} → {a['kappa']:.2f}; kept: {self.chosen.get('candidate')}"
+            f"held-out agreement with {labels} {self.kind} labels ({self.folds}-fold cross-fitting): "
+            f"{_accuracy_text(b)} → {_accuracy_text(a)}; κ {_kappa_text(b)} → {_kappa_text(a)}; "
+            f"kept: {self.chosen.get('candidate')}"
         )
 
     def __repr__(self) -> str:
         return f"AlignmentReport({self.summary()})"
 
     def _repr_html_(self) -> str:
-        shown = self.table.round(3).to_html(index=False)
-        levers = self.levers.round(3).to_html(index=False)
-        return f"<p>{self.summary()}</p>{shown}<p>Candidates tried</p>{levers}"
+        shown = _shown(self.table).to_html(index=False, na_rep="n/a")
+        levers = _shown(self.levers).to_html(index=False, na_rep="n/a")
+        return f"<p>{html.escape(self.summary())}</p>{shown}<p>Candidates tried</p>{levers}"
 
     def chart(self) -> Any:
         """Before/after accuracy and κ with intervals, beside the learning curve."""
