@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from IPython.core.error import UsageError
@@ -18,10 +18,14 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 from traitlets import Int, List, Unicode
 
+from .._constants import DEFAULT_MAX_CONCURRENCY, LOCAL_MAX_CONCURRENCY
 from .._display import notebook_frontend
 from .._errors import JudgeWidgetsError
 from ._cell import parse_items, parse_tournament
 from ._chart_widget import EMBED_OPTIONS
+
+if TYPE_CHECKING:
+    from ..scoring._panel import LLMPanel
 
 _MODES = ("score", "rubric", "pairwise", "tournament", "sequential")
 
@@ -35,7 +39,12 @@ class JudgeMagics(Magics):
     )
     default_template = Unicode("likert", help="Scoring template used when --template is not given.").tag(config=True)
     cache_dir = Unicode("", help="Folder of the call cache ('' = the user cache folder).").tag(config=True)
-    max_concurrency = Int(32, help="Concurrent calls per model.").tag(config=True)
+    max_concurrency = Int(
+        None,
+        allow_none=True,
+        help=f"Concurrent calls per model for every judge (None = each judge's own: {DEFAULT_MAX_CONCURRENCY}, "
+        f"the embedded judge {LOCAL_MAX_CONCURRENCY}).",
+    ).tag(config=True)
     api_base = Unicode("", help="Base URL of an OpenAI-compatible server for every judge ('' = none).").tag(config=True)
 
     @property
@@ -50,7 +59,7 @@ class JudgeMagics(Magics):
     @argument("--judges", help="default judges, comma-separated model strings")
     @argument("--template", help="default scoring template")
     @argument("--cache-dir", help="folder of the call cache")
-    @argument("--concurrency", type=int, help="concurrent calls per model")
+    @argument("--concurrency", type=int, help="concurrent calls per model for every judge (default: each judge's own)")
     @argument("--api-base", help="base URL of an OpenAI-compatible server ('' clears it)")
     @line_magic
     def judge_config(self, line: str) -> pd.Series:
@@ -76,7 +85,8 @@ class JudgeMagics(Magics):
                 "default_judges": ", ".join(self.default_judges),
                 "default_template": self.default_template,
                 "cache_dir": self.cache_dir or "(user cache folder)",
-                "max_concurrency": self.max_concurrency,
+                "max_concurrency": self.max_concurrency
+                or f"(each judge's own: {DEFAULT_MAX_CONCURRENCY}, local {LOCAL_MAX_CONCURRENCY})",
                 "api_base": self.api_base or "(none)",
             },
             name="judgewidgets defaults",
@@ -201,7 +211,9 @@ class JudgeMagics(Magics):
     # --- modes --------------------------------------------------------------------------------------------
 
     def _judge_kwargs(self, args: Any) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {"max_concurrency": self.max_concurrency}
+        # Unset, each judge keeps its own limit: the embedded judge has one slot and takes one call at a time,
+        # so its calls queue in the engine rather than inside its timeout.
+        kwargs: dict[str, Any] = {} if self.max_concurrency is None else {"max_concurrency": self.max_concurrency}
         if self.cache_dir:
             from ..engine import CallCache
 
@@ -292,21 +304,25 @@ class JudgeMagics(Magics):
         scores = table[column].astype(float).reset_index(drop=True)
         return estimates(scores, labels[0], labels[1], args.pass_threshold)
 
-    def _run_score(self, args: Any, body: str) -> tuple[Any, pd.DataFrame, Any]:
+    def _panel(self, args: Any) -> LLMPanel:
+        """The panel of the score mode, built from the options and the session defaults (nothing called yet)."""
         from ..scoring._panel import LLMPanel
 
-        chats = self._conversations(args)
-        items = self._items(args, body) if chats is None else pd.DataFrame()
-        if chats is None and "response" not in items:
-            raise UsageError("every item needs a `response:`")
         weights = [float(w) for w in _split(args.weights)] if args.weights else None
-        panel = LLMPanel(
+        return LLMPanel(
             self._judges(args),
             template=args.template or self.default_template,
             weights=weights,
             explanations=args.explanations,
             **self._judge_kwargs(args),
         )
+
+    def _run_score(self, args: Any, body: str) -> tuple[Any, pd.DataFrame, Any]:
+        chats = self._conversations(args)
+        items = self._items(args, body) if chats is None else pd.DataFrame()
+        if chats is None and "response" not in items:
+            raise UsageError("every item needs a `response:`")
+        panel = self._panel(args)
         if chats is not None:
             result = panel.score(
                 data=chats, conversation_col=args.conversation_col, reference_col=args.reference_col, target=args.target

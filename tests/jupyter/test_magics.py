@@ -9,6 +9,8 @@ import pytest
 from IPython.core.error import UsageError
 
 import judgewidgets as jw
+from judgewidgets._constants import DEFAULT_MAX_CONCURRENCY, LOCAL_MAX_CONCURRENCY
+from judgewidgets.jupyter._magics import _parse
 from judgewidgets.testing import OpenAITestServer, json_score
 from tests.jupyter.shell import magic_shell
 
@@ -96,6 +98,27 @@ def test_config_traitlets(ip) -> None:  # type: ignore[no-untyped-def]
     shown = ip.run_line_magic("judge_config", "--concurrency 7")
     assert shown["max_concurrency"] == 7 and shown["default_template"] == "true_false"
     ip.run_line_magic("judge_config", "--template likert")
+    ip.run_line_magic("config", "JudgeMagics.max_concurrency = None")  # back to each judge's own
+
+
+def test_a_local_judge_built_by_the_magic_takes_one_call_at_a_time(ip) -> None:  # type: ignore[no-untyped-def]
+    """The embedded judge has one slot: the magic leaves it its own concurrency (1) and a provider model its own
+    (32), so calls queue in the engine, not inside the model's timeout. An explicit --concurrency applies to every
+    judge. Only the judge objects are inspected: nothing is called, no model loaded."""
+    magics = ip.magics_manager.registry["JudgeMagics"]
+    assert magics.max_concurrency is None  # the session default: each judge's own
+    local, remote = magics._panel(_parse(magics.judge, "--judges local,openai/a")).judges
+    assert local.model == "local" and local.settings.max_concurrency == LOCAL_MAX_CONCURRENCY == 1
+    assert remote.settings.max_concurrency == DEFAULT_MAX_CONCURRENCY
+    assert "max_concurrency" not in magics._judge_kwargs(_parse(magics.judge, ""))  # every mode's judges
+    shown = ip.run_line_magic("judge_config", "--concurrency 4")
+    assert shown["max_concurrency"] == 4
+    try:
+        local, remote = magics._panel(_parse(magics.judge, "--judges local,openai/a")).judges
+        assert local.settings.max_concurrency == remote.settings.max_concurrency == 4
+    finally:
+        ip.run_line_magic("config", "JudgeMagics.max_concurrency = None")
+    assert "each judge's own" in ip.run_line_magic("judge_config", "")["max_concurrency"]
 
 
 def test_help_documents_every_option(ip) -> None:  # type: ignore[no-untyped-def]
