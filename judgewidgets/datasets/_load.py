@@ -94,3 +94,80 @@ def pandalm() -> pd.DataFrame:
 def arena_hard() -> pd.DataFrame:
     """Arena-Hard-Auto's 1,348 judged battles (Apache-2.0): question_id, model_a, model_b, winner."""
     return pd.DataFrame(_records("arena_hard/battles.jsonl"))
+
+
+def _mt_bench_questions() -> dict[int, dict[str, Any]]:
+    return {int(r["question_id"]): r for r in _records("mt_bench/question.jsonl")}
+
+
+def _turns(values: object) -> tuple[str | None, str | None]:
+    """Two answers, one per turn, with an empty one as None (the references leave some turns blank)."""
+    first, second = values if isinstance(values, list) else ("", "")
+    return (first or None), (second or None)
+
+
+def mt_bench() -> pd.DataFrame:
+    """MT-Bench's 80 two-turn questions (Zheng et al., NeurIPS 2023; lm-sys/FastChat, Apache-2.0), one row each.
+
+    Columns question_id (81-160), category (writing, roleplay, reasoning, math, coding, extraction, stem,
+    humanities: ten each), turn_1 and turn_2 (the user's two messages), reference_1 and reference_2 (the authors'
+    short reference answers, given for 39 questions; None elsewhere or where a turn has none), gpt4_reference_1 and
+    gpt4_reference_2 (GPT-4's answers to the reasoning, math and coding questions 101-130, which MT-Bench's judge
+    prompts show as the reference; a few are wrong, e.g. 104 and 111, where the authors' references are right).
+    """
+    gpt4 = {int(r["question_id"]): r["choices"][0]["turns"] for r in _records("mt_bench/reference_answer/gpt-4.jsonl")}
+    rows = []
+    for qid, record in _mt_bench_questions().items():
+        reference = _turns(record.get("reference"))
+        by_gpt4 = _turns(gpt4.get(qid))
+        rows.append(
+            {
+                "question_id": qid,
+                "category": record["category"],
+                "turn_1": record["turns"][0],
+                "turn_2": record["turns"][1],
+                "reference_1": reference[0],
+                "reference_2": reference[1],
+                "gpt4_reference_1": by_gpt4[0],
+                "gpt4_reference_2": by_gpt4[1],
+            }
+        )
+    frame = pd.DataFrame(rows)
+    answers = [c for c in frame.columns if "reference" in c]
+    frame[answers] = frame[answers].astype(object).where(frame[answers].notna(), None)  # None, not NaN
+    return frame
+
+
+def mt_bench_pairs() -> pd.DataFrame:
+    """27 second-turn comparisons on MT-Bench questions, written for judgewidgets: one reply right, one wrong.
+
+    Each `history` is the question's first user turn, an assistant's first answer and the second user turn (OpenAI
+    chat messages); response_a and response_b are two replies to it, and label ("A" | "B", alternating) names the
+    right one. kind says how the other goes wrong: "wrong" (a mistake on its own), "history" (contradicts or
+    ignores the earlier turns) or "instruction" (breaks an instruction of either turn: a persona, a form, a
+    constraint); flaw says what it gets wrong. Also pair_id, question_id and category. `PairwiseJudge.compare_many`
+    reads the frame as it is (`history`, `response_a`, `response_b`, `label`).
+    """
+    questions = _mt_bench_questions()
+    rows = []
+    for record in _records("mt_bench/turn2_pairs.jsonl"):
+        question = questions[int(record["question_id"])]
+        history = [
+            {"role": "user", "content": question["turns"][0]},
+            {"role": "assistant", "content": record["answer_1"]},
+            {"role": "user", "content": question["turns"][1]},
+        ]
+        rows.append(
+            {
+                "pair_id": record["pair_id"],
+                "question_id": record["question_id"],
+                "category": question["category"],
+                "history": history,
+                "response_a": record["response_a"],
+                "response_b": record["response_b"],
+                "label": record["label"],
+                "kind": record["kind"],
+                "flaw": record["flaw"],
+            }
+        )
+    return pd.DataFrame(rows)
