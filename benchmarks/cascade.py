@@ -22,8 +22,9 @@ two-start walk and the paper's one-start walk (refit without a call). Run on the
 `python benchmarks/cascade.py --compare --quick --second variant`.
 
 The walks by simulation (`--simulate [--quick]`, no model): judges of known accuracy (`jw.cascade.simulate`, the
-README's settings and judges whose accuracy levels off below 1), each calibrated with the paper's walk and the
-two-start walk on the same draws: coverage, and how often the guarantee held.
+settings of the table in docs/guide/cascades.md, "Checked by simulation", and judges whose accuracy levels off
+below 1), each calibrated with the paper's walk and the two-start walk on the same draws: coverage, and how often
+the guarantee held.
 
 Calls go through the persistent call cache, so a second run (or a longer one after a quick one) pays only for
 pairs not judged before; `--fresh` uses a new cache. `--api-base URL --model NAME` runs every stage on an

@@ -97,7 +97,9 @@ def main() -> None:
     print(
         f"  seed z-stop:  mean n {z_stop['mean_n']:.1f} (issue: 22.5), coverage {z_stop['coverage']:.1%} (issue: 81%)"
     )
-    print(f"  seed t-stop:  mean n {t_stop['mean_n']:.1f} (issue and README: 24.7), coverage {t_stop['coverage']:.1%}")
+    print(
+        f"  seed t-stop:  mean n {t_stop['mean_n']:.1f} (issue, seed README: 24.7), coverage {t_stop['coverage']:.1%}"
+    )
     print(f"\n{time.perf_counter() - start:.1f} s")
 
 

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 PairwiseMethod = Literal["probability", "pointwise", "verdict"]
 METHODS: tuple[PairwiseMethod, ...] = ("probability", "pointwise", "verdict")
-# The embedded judge's default, chosen by measurement (benchmarks/judge_quality.py; README's judge-quality table).
+# The embedded judge's default, chosen by measurement (benchmarks/judge_quality.py; its tables in docs/benchmarks.md).
 LOCAL_DEFAULT_METHOD: PairwiseMethod = "pointwise"
 
 BUILTIN_ASPECTS = {

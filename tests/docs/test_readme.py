@@ -66,3 +66,21 @@ def test_the_readme_is_one_screen_with_the_two_commands_first() -> None:
     for target in re.findall(r"\]\((docs/[^)#]+)", text):
         assert (ROOT / target).exists(), target
     assert "mybinder.org/badge_logo.svg" in text and "docs/tutorials/index.md" in text
+
+
+def test_the_code_points_at_the_docs_not_at_the_readme_for_what_moved() -> None:
+    """The README was cut to one screen and its tables moved to docs/: a comment or docstring in the package or the
+    benchmarks that names the README names the seed project's (`seed`) or a README.md that exists, and every
+    docs/*.md page the code names exists."""
+    stale, missing = [], []
+    for path in sorted([*(ROOT / "judgewidgets").rglob("*.py"), *(ROOT / "benchmarks").rglob("*.py")]):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            where = f"{path.relative_to(ROOT)}:{number}"
+            named = re.findall(r"[\w./-]*README\.md", line)
+            if "README" in line and "seed" not in line and not named:
+                stale.append(f"{where}: {line.strip()}")
+            for target in [*named, *re.findall(r"\bdocs/[\w./-]+\.md", line)]:
+                if "/" in target and not (ROOT / target).exists():
+                    missing.append(f"{where}: {target}")
+    assert stale == [], "the README's tables live in docs/ now (docs/benchmarks.md, docs/guide/...)"
+    assert missing == []
