@@ -26,7 +26,10 @@ from tests.aspects.test_aspects import judge as aspect_judge
 from tests.aspects.test_aspects import per_aspect
 from tests.cascade.helpers import pairwise_judge
 from tests.cascade.test_cascade import LABELLED, NEW, cheap_p, strong_p
+from tests.conversations.samples import AGENT, CHAT
 from tests.estimates.test_quality import scores_and_labels
+from tests.jupyter.test_conversation_explorer import panel_result as per_turn_panel_result
+from tests.jupyter.test_conversation_explorer import scripted as scripted_judge
 from tests.meta_eval.test_meta_evaluate import first_slot_pairwise
 from tests.pairwise.test_tournament import CANDIDATES, QUESTIONS, exact_judge
 from tests.runs.test_compare import BEFORE
@@ -74,6 +77,10 @@ def cascade() -> jw.Cascade:
 # Each chart-returning method the package has.
 CHARTS: dict[str, Callable[[], Any]] = {
     "PanelResult.chart": lambda: panel_result().chart(),
+    "PanelResult.turn_chart": lambda: per_turn_panel_result([CHAT, AGENT]).turn_chart(),
+    "JudgeResult.turn_chart": lambda: (
+        scripted_judge("s").score(conversations=[CHAT, AGENT], target="each_turn", progress=False).turn_chart()
+    ),
     "TournamentResult.chart": lambda: tournament().chart(),
     "TournamentResult.ratings_chart": lambda: tournament().ratings_chart(),
     "TournamentResult.win_matrix_chart": lambda: tournament().win_matrix_chart(),

@@ -1,6 +1,8 @@
 """Disagreement explorer: a judge × item heatmap; clicking a cell (or picking an item from the list) shows the item's
 texts and every judge's score, raw answer, explanation and error; dragging over the score distribution lists the
-items scored in that range."""
+items scored in that range. An item judged from a conversation is shown as its turns (who said what, the judged turn
+marked), and a per-turn judgment (`target="each_turn"`) gets a conversations × turns heatmap whose cells pick the
+turn."""
 
 from __future__ import annotations
 
@@ -11,7 +13,10 @@ from typing import Any
 
 import pandas as pd
 
+from .._errors import InputError
+from ..scoring._turn_chart import per_turn_items
 from ._chart_widget import chart_widget
+from ._turns import judged_what, turn_rows, turns_html
 
 
 class DisagreementModel:
@@ -22,6 +27,8 @@ class DisagreementModel:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # missing votes are shown in the explorer itself
             self.table = result.to_df()
+        self.per_turn = _is_per_turn(result)
+        """Whether the result is a per-turn judgment of conversations (it then has `turn_chart()`)."""
 
     def ranked_items(self) -> list[int]:
         """Item indices, most disputed first."""
@@ -44,20 +51,40 @@ class DisagreementModel:
         chosen = chosen.assign(_rank=chosen["item"].map(order)).sort_values(["_rank", "judge"], kind="stable")
         return chosen[["item", "judge", "score"]].reset_index(drop=True)
 
+    def turns(self, item: int) -> pd.DataFrame:
+        """The item's conversation as rows (message, role, turn, text, judged, read: see `turn_rows`), up to the
+        end of the judged turn; empty for an item that is not from a conversation."""
+        view = self.result.items[item].conversation
+        return turn_rows(view) if view is not None else pd.DataFrame(columns=["message", "role", "turn", "text"])
+
+    def conversation_html(self, item: int) -> str:
+        """The item's conversation as escaped HTML, one block per message with its role, the judged turn marked;
+        "" for an item that is not from a conversation."""
+        view = self.result.items[item].conversation
+        if view is None:
+            return ""
+        return f"<p><b>{html.escape(judged_what(view))}</b></p>{turns_html(view)}"
+
     def label(self, item: int) -> str:
         row = self.table.loc[item]
         prompt = " ".join(str(row["prompt"]).split())
+        view = self.result.items[item].conversation
+        if view is not None:
+            where = f"conversation {view.index}" + (f", turn {view.turn}" if view.turn is not None else "")
+            prompt = f"{where}: {prompt}"
         return f"#{item} · spread {row['disagreement']:.2f} · {prompt[:60]}"
 
 
 class DisagreementExplorer:
     """`DisagreementExplorer(panel_result)`: click a heatmap cell (or pick from the list) to read the judges; drag
-    over the score distribution to list the items scored in that range."""
+    over the score distribution to list the items scored in that range. For a per-turn judgment of conversations,
+    `turn_chart` (conversations × turns) comes first, and clicking one of its cells shows that turn."""
 
     def __init__(self, result: Any) -> None:
         import ipywidgets as w
 
         from ..scoring._chart import BRUSH, PICK
+        from ..scoring._turn_chart import TURN_PICK
 
         self.model = DisagreementModel(result)
         self.chart = chart_widget(result.chart())  # carries the pick and brush selections (scoring/_chart.py)
@@ -72,7 +99,13 @@ class DisagreementExplorer:
         with contextlib.suppress(Exception):  # older altair has no selection traits; the dropdown still works
             self.chart.selections.observe(self._on_pick, names=[PICK])
             self.chart.selections.observe(self._on_brush, names=[BRUSH])
-        self.widget = w.VBox([self.chart, self.in_range, self.picker, self.details])
+        self.turn_chart: Any = None  # the per-turn heatmap's widget, for a per-turn judgment
+        if self.model.per_turn:
+            self.turn_chart = chart_widget(result.turn_chart())
+            with contextlib.suppress(Exception):
+                self.turn_chart.selections.observe(self._on_pick, names=[TURN_PICK])
+        views = [self.chart, self.in_range, self.picker, self.details]
+        self.widget = w.VBox([self.turn_chart, *views] if self.turn_chart is not None else views)
         self.widget.add_class("judgewidgets-explorer")
         if self.picker.options:
             self.show(self.picker.value)
@@ -119,14 +152,26 @@ class DisagreementExplorer:
             for d in self.model.details(item).itertuples()
         )
         reference = row.get("reference")
-        self.details.value = (
+        # an item from a conversation shows its turns in place of the prompt and response
+        texts = self.model.conversation_html(item) or (
             f"<p><b>Prompt:</b> {html.escape(str(row['prompt']))}<br>"
-            f"<b>Response:</b> {html.escape(str(row['response']))}"
-            + (f"<br><b>Reference:</b> {html.escape(str(reference))}" if isinstance(reference, str) else "")
-            + "</p>"
-            "<table><tr><th>judge</th><th>score</th><th>answer</th><th>explanation</th><th>error</th></tr>"
+            f"<b>Response:</b> {html.escape(str(row['response']))}</p>"
+        )
+        self.details.value = (
+            texts
+            + (f"<p><b>Reference:</b> {html.escape(reference)}</p>" if isinstance(reference, str) else "")
+            + "<table><tr><th>judge</th><th>score</th><th>answer</th><th>explanation</th><th>error</th></tr>"
             f"{rows}</table>"
         )
+
+
+def _is_per_turn(result: Any) -> bool:
+    """Whether `result` judged every assistant turn of its conversations, one item per turn."""
+    try:
+        per_turn_items(result.items)
+    except InputError:
+        return False
+    return True
 
 
 def _score(value: float) -> str:
