@@ -71,6 +71,10 @@ class Vote(Usage):
     uncalibrated_score: float | None = Field(
         None, description="The judge's own score when an aligned judge's calibration mapped it onto `score`."
     )
+    shortened: str | None = Field(
+        None,
+        description="Which turns of a conversation too long for the judge's context were left out (None: read whole).",
+    )
 
 
 def item_row(item: Item) -> dict[str, Any]:

@@ -27,6 +27,7 @@ cannot close its turn, pose as the assistant or end the conversation; roles and 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -47,6 +48,19 @@ class JudgedConversation:
     index: int = 0
     judged: tuple[int, int] | None = None
     turn: int | None = None
+    omitted: tuple[int, int] | None = None  # [start, end) of messages left out to fit the judge's context
+
+    @property
+    def shortening(self) -> str | None:
+        """What was left out to fit the judge's context, as a vote records it (None: read whole)."""
+        if self.omitted is None:
+            return None
+        start, end = self.omitted
+        last = len(self.conversation) if self.judged is None else self.judged[1]
+        return (
+            f"turns {start + 1}-{end} of {last} left out to fit the judge's context: it read turns 1-{start} (up to "
+            f"the first user turn) and {end + 1}-{last} (the latest)"
+        )
 
     @property
     def history(self) -> tuple[Message, ...]:
@@ -108,9 +122,10 @@ PAIR_WHOLE_MATERIAL = (
 
 def pair_material(first: JudgedConversation, second: JudgedConversation) -> str:
     """The system message's paragraph on the material of a comparison of two conversations' turns."""
+    shortened = SHORTENED_MATERIAL if first.omitted is not None or second.omitted is not None else ""
     if shares_history(first, second):
-        return PAIR_SHARED_MATERIAL
-    return PAIR_WHOLE_MATERIAL if first.judged is None else PAIR_LAST_TURN_MATERIAL
+        return PAIR_SHARED_MATERIAL + shortened
+    return (PAIR_WHOLE_MATERIAL if first.judged is None else PAIR_LAST_TURN_MATERIAL) + shortened
 
 
 def pair_blocks(first: JudgedConversation, second: JudgedConversation) -> list[str]:
@@ -121,10 +136,17 @@ def pair_blocks(first: JudgedConversation, second: JudgedConversation) -> list[s
     return [conversation_block(first, "response_a"), conversation_block(second, "response_b")]
 
 
+SHORTENED_MATERIAL = (
+    "The conversation was too long for you to read whole: turns in the middle were left out, and a line in "
+    "brackets says which. Judge on what is shown; do not hold against the assistant what you cannot see.\n"
+)
+
+
 def material_text(view: JudgedConversation, tag: str = "response") -> str:
     """The system message's paragraph on the material, for the kind of judgment `view` is (the judged turn under
-    `tag`)."""
-    return (WHOLE_MATERIAL if view.judged is None else REPLY_MATERIAL).replace("{tag}", tag)
+    `tag`), saying so when turns were left out."""
+    text = (WHOLE_MATERIAL if view.judged is None else REPLY_MATERIAL).replace("{tag}", tag)
+    return text + (SHORTENED_MATERIAL if view.omitted is not None else "")
 
 
 def judged_material(view: JudgedConversation, tag: str = "response") -> tuple[list[str], dict[str, str]]:
@@ -142,7 +164,7 @@ def history_block(view: JudgedConversation) -> str:
     """The `<conversation>` fence with a `<turn>` per message of the history (empty conversation: an empty
     fence, which says the reply opens the conversation)."""
     messages = view.conversation.messages
-    turns = [_turn(messages, i) for i in range(len(view.history))]
+    turns = _shown(view, range(len(view.history)), lambda i: _turn(messages, i))
     return "\n".join(["<conversation>", *turns, "</conversation>"])
 
 
@@ -163,8 +185,17 @@ def conversation_block(view: JudgedConversation, tag: str) -> str:
     `judged="yes"` (for two conversations side by side, each in its own fence)."""
     messages = view.conversation.messages
     start, end = view.judged if view.judged is not None else (len(messages), len(messages))
-    turns = [_turn(messages, i, judged=start <= i < end) for i in range(len(messages))]
+    turns = _shown(view, range(len(messages)), lambda i: _turn(messages, i, judged=start <= i < end))
     return "\n".join([f"<{tag}>", *turns, f"</{tag}>"])
+
+
+def _shown(view: JudgedConversation, indices: range, turn: Callable[[int], str]) -> list[str]:
+    """The fenced turns of `indices`, the ones left out to fit the judge's context replaced by one line saying so."""
+    if view.omitted is None:
+        return [turn(i) for i in indices]
+    start, end = view.omitted
+    gap = f"[turns {start + 1}-{end} left out: the conversation was shortened to fit the judge's context]"
+    return [turn(i) for i in indices if i < start] + [gap] + [turn(i) for i in indices if i >= end]
 
 
 def shares_history(first: JudgedConversation, second: JudgedConversation) -> bool:

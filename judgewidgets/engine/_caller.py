@@ -26,7 +26,7 @@ from .._errors import ConfigurationError
 from ._ask import Answer, ask
 from ._cache import CallCache
 from ._client import CallSession, CallSettings
-from ._litellm import check_model, import_litellm, is_local_model, supports_logprobs
+from ._litellm import check_model, context_window, counted_model, import_litellm, is_local_model, supports_logprobs
 from ._openai_http import custom_base_url
 from ._request import ChatRequest, Completion, argument_secrets, masked
 from ._retry import RetryPolicy
@@ -34,6 +34,9 @@ from ._routing import TransportChoice, resolve_transport
 from ._transport import Transport
 
 T = TypeVar("T")
+MIN_CONTEXT = 256  # tokens: less cannot hold a judge's instructions
+ANSWER_RESERVE_TOKENS = 1_024  # room left for the answer when the request names no max_tokens
+CONTEXT_MARGIN = 0.05  # of the window, for the difference between the counting tokenizer and the model's
 Messages = tuple[dict[str, str], ...]
 
 
@@ -55,8 +58,10 @@ class Caller:
     time per model (default 32; 1 for the embedded judge, which has a single slot, so queueing happens in the
     engine and never eats into a call's `timeout`, 120 s; 600 s for the embedded judge). `structured_output`,
     `probability_weighted` (ask for logprobs) and `prefill` default (None) to what the model supports.
-    `transport` is "auto", "litellm", "fast" or a Transport object. Extra keyword arguments go to
-    `litellm.acompletion` unchanged.
+    `transport` is "auto", "litellm", "fast" or a Transport object. `context_window` is how many tokens of prompt
+    the model takes (default: the embedded judge's context, else what litellm's model map says, else unknown): a
+    conversation longer than that is shortened to fit (`conversations.fit_to_context`). Extra keyword arguments go
+    to `litellm.acompletion` unchanged.
     """
 
     def __init__(
@@ -73,6 +78,7 @@ class Caller:
         max_concurrency: int | None = None,
         cache: bool | str | CallCache | None = True,
         transport: Transport | TransportChoice | None = None,
+        context_window: int | None = None,
         **litellm_kwargs: Any,
     ) -> None:
         if not isinstance(model, str) or not model.strip():
@@ -81,6 +87,12 @@ class Caller:
             raise ConfigurationError(f"temperature must be >= 0, got {temperature!r}")
         if isinstance(reasks, bool) or not isinstance(reasks, int) or reasks < 0:
             raise ConfigurationError(f"reasks must be an integer >= 0, got {reasks!r}")
+        if context_window is not None and (
+            isinstance(context_window, bool) or not isinstance(context_window, int) or context_window < MIN_CONTEXT
+        ):
+            raise ConfigurationError(
+                f"context_window must be a whole number of tokens >= {MIN_CONTEXT}, got {context_window!r}"
+            )
         local = is_local_model(model)
         self.model = model
         self.temperature = float(temperature)
@@ -88,6 +100,7 @@ class Caller:
         self.probability_weighted = probability_weighted
         self.prefill = prefill
         self.reasks = reasks
+        self.context_window = context_window
         self.settings = CallSettings(
             retry=retry or RetryPolicy(),
             timeout=timeout if timeout is not None else (LOCAL_TIMEOUT_S if local else DEFAULT_TIMEOUT_S),
@@ -119,6 +132,7 @@ class Caller:
             "max_concurrency": self.settings.max_concurrency,
             "cache": self.settings.cache,
             "transport": self.settings.transport,
+            "context_window": self.context_window,
             **self.litellm_kwargs,
         }
 
@@ -198,6 +212,25 @@ class Caller:
             params.setdefault("logprobs", True)
             params.setdefault("top_logprobs", TOP_LOGPROBS)
         return params
+
+    # --- how much a request may hold -------------------------------------------------------------------------
+
+    def prompt_budget(self) -> int | None:
+        """The prompt tokens a request may hold (None: the model's context is unknown): the context window less the
+        longest answer asked for (`max_tokens`, else the embedded judge's cap or 1,024) and a 5 % margin, since
+        prompts are counted with a tokenizer that may not be the model's own."""
+        window = self.context_window or context_window(self.model)
+        if window is None:
+            return None
+        answer = self.litellm_kwargs.get("max_tokens") or (
+            LOCAL_ANSWER_MAX_TOKENS if is_local_model(self.model) else ANSWER_RESERVE_TOKENS
+        )
+        return max(0, int(window * (1 - CONTEXT_MARGIN)) - int(answer))
+
+    def count_tokens(self, messages: Messages) -> int:
+        """Prompt tokens of `messages` as litellm counts them for this model (the embedded judge's with
+        gpt-4o-mini's tokenizer)."""
+        return int(import_litellm().token_counter(model=counted_model(self.model), messages=list(messages)))
 
     # --- calling ---------------------------------------------------------------------------------------------
 

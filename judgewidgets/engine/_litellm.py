@@ -94,6 +94,28 @@ def _provider_supports_logprobs(model: str, api_base: str | None) -> bool:
     return "logprobs" in supported and "top_logprobs" in supported
 
 
+def counted_model(model: str) -> str:
+    """The model whose tokenizer counts `model`'s prompts: its own where litellm knows it, gpt-4o-mini's for the
+    embedded judge (close to Qwen's; `Caller.prompt_budget` leaves a margin for the difference)."""
+    return "gpt-4o-mini" if is_local_model(model) else routed_model(model)
+
+
+@lru_cache(maxsize=256)
+def context_window(model: str) -> int | None:
+    """How many prompt tokens `model` takes, from litellm's bundled model map (None when it does not know)."""
+    if is_local_model(model):
+        from ..local._runtime import DEFAULT_N_CTX
+
+        return DEFAULT_N_CTX
+    litellm = import_litellm()
+    try:
+        info = litellm.get_model_info(model)
+    except Exception:
+        return None
+    window = info.get("max_input_tokens") or info.get("max_tokens")
+    return int(window) if window else None
+
+
 @lru_cache(maxsize=256)
 def token_prices(model: str) -> tuple[float, float] | None:
     """(input, output) USD per token from litellm's bundled cost map, or None when it has no price."""

@@ -22,6 +22,7 @@ from .._records import Item, Vote
 from .._run import run_scope
 from .._runner import run_sync
 from .._saved import provenance
+from ..conversations import fit_to_context
 from ..conversations._render import JudgedConversation, judged_text, pair_blocks, pair_material
 from ..engine import Answer, CallCache, Caller, CallSession, CallSettings, RetryPolicy, Transport, Usage
 from ..engine._litellm import is_local_model
@@ -541,15 +542,22 @@ class PairwiseJudge:
 
         return list(await asyncio.gather(*(counted(progress, one(item)) for item in items)))
 
-    def _order_messages(self, item: PairItem, swapped: bool) -> tuple[dict[str, str], ...]:
-        """The messages of one order's request (b shown first when `swapped`)."""
+    def _order_request(self, item: PairItem, swapped: bool) -> tuple[str | None, tuple[dict[str, str], ...]]:
+        """The messages of one order's request (b shown first when `swapped`), and what was left out of its
+        conversations to fit the judge's context (`conversations.fit_to_context`; None: read whole)."""
         first, second = (item.response_b, item.response_a) if swapped else (item.response_a, item.response_b)
         reference = item.reference if item.reference is not None else self.reference
         views = (item.conversation_a, item.conversation_b)
         if views[0] is None or views[1] is None:
-            return self.messages(item.question, first, second, reference)
-        shown = (views[1], views[0]) if swapped else (views[0], views[1])
-        return self.messages(item.question, first, second, reference, conversations=shown)
+            return None, self.messages(item.question, first, second, reference)
+        fitted, messages = fit_to_context(
+            [views[1], views[0]] if swapped else [views[0], views[1]],
+            lambda shown: self.messages(item.question, first, second, reference, conversations=(shown[0], shown[1])),
+            self.caller.prompt_budget(),
+            self.caller.count_tokens,
+        )
+        notes = dict.fromkeys(view.shortening for view in fitted if view.shortening)
+        return "; ".join(notes) or None, messages
 
     def _scored(self, item: PairItem) -> list[Item]:
         """The two responses as the pointwise method scores them, each alone."""
@@ -564,8 +572,8 @@ class PairwiseJudge:
         if self.method == "pointwise":
             judge = self.pointwise_judge
             params = judge.request_params(prefilled=judge.uses_prefill())
-            return [judge.messages(one, params) for one in self._scored(item)]
-        return [self._order_messages(item, swapped) for swapped in ((False, True) if self.swap else (False,))]
+            return [judge.request(one, params)[1] for one in self._scored(item)]
+        return [self._order_request(item, swapped)[1] for swapped in ((False, True) if self.swap else (False,))]
 
     def estimate_items(self, items: Sequence[PairItem], name: str | None = None) -> JudgeCostEstimate:
         """Tokens and dollars of comparing `items` (no call is made): the prompt tokens of the very requests a
@@ -595,8 +603,9 @@ class PairwiseJudge:
     async def _order(
         self, item: PairItem, swapped: bool, session: CallSession, params: dict[str, Any], label: str
     ) -> OrderVerdict:
-        answer = await self.caller.ask(session, self._order_messages(item, swapped), params, self.read)
-        spent = answer.usage().usage_fields()
+        shortened, messages = self._order_request(item, swapped)
+        answer = await self.caller.ask(session, messages, params, self.read)
+        spent = {**answer.usage().usage_fields(), "shortened": shortened}
         if answer.value is None:
             return OrderVerdict(judge=label, swapped=swapped, raw=answer.content, error=answer.error, **spent)
         verdict, confidence, aspects, explanation = answer.value
@@ -636,9 +645,10 @@ class PairwiseJudge:
         winner, probabilities, fallback = _pointwise_outcome(judge.template, vote_a, vote_b)
         error = vote_a.error or vote_b.error
         calls = {False: (vote_a,), True: (vote_b,)} if self.swap else {False: (vote_a, vote_b)}
+        shortened = "; ".join(dict.fromkeys(v.shortened for v in (vote_a, vote_b) if v.shortened)) or None
         verdicts = []
         for swapped, votes in calls.items():
-            spent = Usage.total(votes).usage_fields()
+            spent = {**Usage.total(votes).usage_fields(), "shortened": shortened}
             raw = f"a: {vote_a.raw} | b: {vote_b.raw}"
             if error:
                 verdicts.append(OrderVerdict(judge=label, swapped=swapped, raw=raw, error=error, **spent))

@@ -75,6 +75,10 @@ class OrderVerdict(Usage):
     error: str | None = Field(
         None, description="Why there is no verdict, prefixed 'infrastructure:', 'input:' or 'parse:'."
     )
+    shortened: str | None = Field(
+        None,
+        description="Which turns of the conversations were left out to fit the judge's context (None: read whole).",
+    )
 
 
 def combine(first: Slot | None, second: Slot | None) -> tuple[Winner | None, bool | None]:

@@ -18,7 +18,7 @@ from .._records import _as_text_list, build_conversation_items, check_encodable
 from .._run import run_scope
 from .._runner import run_sync
 from .._saved import provenance
-from ..conversations import Target, check_target
+from ..conversations import Target, check_target, fit_to_context
 from ..conversations._render import JudgedConversation
 from ..engine import Answer, CallSession
 from ..engine._litellm import is_local_model
@@ -333,8 +333,9 @@ class CriterionGrader:
         key: str,
         context: str | None,
         conversation: JudgedConversation | None = None,
-    ) -> tuple[list[int] | None, tuple[dict[str, str], ...]]:
-        """(the option order the judge sees, None for a binary criterion; the request's messages)."""
+    ) -> tuple[list[int] | None, tuple[dict[str, str], ...], str | None]:
+        """(the option order the judge sees, None for a binary criterion; the request's messages; what was left out
+        of a conversation too long for the judge's context, None when it reads it whole)."""
         order = (
             option_order(criterion, self.seed, key, index, judge_id, self.shuffle_options)
             if criterion.is_multi_choice
@@ -342,19 +343,27 @@ class CriterionGrader:
         )
         binary_prompt = self.binary_prompt_for(judge)
         prefill = order is None and binary_prompt == "statement" and judge.caller.uses_prefill()
-        messages = criterion_messages(
-            criterion,
-            submission,
-            query,
-            reference,
-            order,
-            context,
-            binary_prompt,
-            prefill,
-            judge.explanations,
-            conversation,
+
+        def render(views: Sequence[JudgedConversation | None]) -> tuple[dict[str, str], ...]:
+            return criterion_messages(
+                criterion,
+                submission,
+                query,
+                reference,
+                order,
+                context,
+                binary_prompt,
+                prefill,
+                judge.explanations,
+                views[0],
+            )
+
+        if conversation is None:
+            return order, render([None]), None
+        shown, messages = fit_to_context(
+            [conversation], render, judge.caller.prompt_budget(), judge.caller.count_tokens
         )
-        return order, messages
+        return order, messages, shown[0].shortening
 
     def estimate_items(
         self,
@@ -375,7 +384,7 @@ class CriterionGrader:
             key = item_key(submission, query)
             for index, criterion in enumerate(criteria):
                 for judge, judge_id in zip(self.judges, self.judge_ids):
-                    _, messages = self._question(
+                    _, messages, _ = self._question(
                         judge,
                         judge_id,
                         index,
@@ -431,7 +440,7 @@ class CriterionGrader:
         context: str | None = None,
         conversation: JudgedConversation | None = None,
     ) -> CriterionVote:
-        order, messages = self._question(
+        order, messages, shortened = self._question(
             judge, judge_id, index, criterion, submission, query, reference, key, context, conversation
         )
         if order is None:
@@ -453,8 +462,10 @@ class CriterionGrader:
         answer = await caller.ask(session, messages, params, read)
         shown = _probabilities(answer, answer_key, labels) if answer.value is not None else None
         if order is None:
-            return _binary_vote(judge_id, judge.weight, answer, question.verdict_probabilities(shown))
-        return _choice_vote(judge_id, judge.weight, criterion, order, answer, shown)
+            vote = _binary_vote(judge_id, judge.weight, answer, question.verdict_probabilities(shown))
+        else:
+            vote = _choice_vote(judge_id, judge.weight, criterion, order, answer, shown)
+        return vote if shortened is None else vote.model_copy(update={"shortened": shortened})
 
     def aggregate(self, criterion: Criterion, votes: Sequence[CriterionVote]) -> CriterionResult:
         """One criterion's outcome from its votes, under this grader's (or the criterion's) strategy."""

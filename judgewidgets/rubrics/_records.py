@@ -36,6 +36,9 @@ class CriterionVote(Usage):
     confidence: float | None = Field(None, description="The judge's probability of the answer it gave.")
     error: str | None = None
     raw: str = ""
+    shortened: str | None = Field(
+        None, description="Which turns of a conversation were left out to fit the judge's context (None: read whole)."
+    )
 
 
 class CriterionResult(BaseModel):

@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from .._constants import ESTIMATED_EXPLANATION_TOKENS, ESTIMATED_SCORE_TOKENS
 from ..engine import Caller
-from ..engine._litellm import import_litellm, is_local_model, routed_model, token_prices
+from ..engine._litellm import token_prices
 from ..engine._usage import known_sum
 
 Messages = tuple[dict[str, str], ...]
@@ -63,9 +63,7 @@ def estimate_calls(
 ) -> JudgeCostEstimate:
     """Tokens and cost of sending every one of `requests` through `caller`: prompt tokens counted with litellm's
     token counter (the embedded judge's with gpt-4o-mini's tokenizer), `completion_tokens` per call typical."""
-    litellm = import_litellm()
-    counted_model = "gpt-4o-mini" if is_local_model(caller.model) else routed_model(caller.model)
-    prompt_tokens = sum(litellm.token_counter(model=counted_model, messages=list(m)) for m in requests)
+    prompt_tokens = sum(caller.count_tokens(m) for m in requests)
     completion_total = completion_tokens * len(requests)
     prices = token_prices(caller.model)
     cost = None if prices is None else prompt_tokens * prices[0] + completion_total * prices[1]

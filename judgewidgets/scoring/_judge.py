@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .._constants import DEFAULT_REASKS, GROUNDED_PREFILLED_MAX_TOKENS
@@ -15,7 +16,7 @@ from .._records import Item, Vote, judged_items
 from .._run import run_scope
 from .._runner import run_sync
 from .._saved import provenance
-from ..conversations import Target, check_target
+from ..conversations import Target, check_target, fit_to_context
 from ..engine import CallCache, Caller, CallSession, CallSettings, RetryPolicy, Transport, TransportChoice
 from ..engine._request import masked
 from ..templates import Anchor, Template, get_template
@@ -212,10 +213,10 @@ class LLMJudge:
         return CostEstimate(judges=[self.estimate_items(items)])
 
     def estimate_items(self, items: Sequence[Item], name: str | None = None) -> JudgeCostEstimate:
-        """Tokens and dollars of judging `items`: the prompt tokens of the very requests a run sends, and a
-        typical completion length."""
+        """Tokens and dollars of judging `items`: the prompt tokens of the very requests a run sends (a
+        conversation as the judge reads it, shortened to fit), and a typical completion length."""
         params = self.request_params(prefilled=self.uses_prefill())
-        requests = [self.messages(item, params) for item in items]
+        requests = [self.request(item, self.item_params(item, params))[1] for item in items]
         return estimate_calls(
             self.caller, name or self.display_name, requests, typical_completion_tokens(self.explanations)
         )
@@ -343,6 +344,20 @@ class LLMJudge:
             **conversation,
         )
 
+    def request(self, item: Item, params: dict[str, Any]) -> tuple[Item, tuple[dict[str, str], ...]]:
+        """`item` as the judge reads it and the messages that judge it: a conversation too long for the model's
+        context is shortened first (`conversations.fit_to_context`; the item's view then says what was left out)."""
+        view = item.conversation
+        if view is None:
+            return item, self.messages(item, params)
+        shown, messages = fit_to_context(
+            [view],
+            lambda views: self.messages(replace(item, conversation=views[0]), params),
+            self.caller.prompt_budget(),
+            self.caller.count_tokens,
+        )
+        return replace(item, conversation=shown[0]), messages
+
     def item_params(self, item: Item, params: dict[str, Any]) -> dict[str, Any]:
         """`params` as sent for `item`: a reference-grounded judgment (see `Template.grounds`) asks for the answer
         with its `matches_reference` (the template's schema with that field, or the few more tokens a prefilled answer
@@ -369,7 +384,7 @@ class LLMJudge:
         other (probability-weighted where it can be): its probabilities follow what the judge said about the
         reference."""
         params = self.item_params(item, params)
-        messages = self.messages(item, params)
+        item, messages = self.request(item, params)
         answer = await self.caller.ask(session, messages, params, self.template.read, sample)
         score = math.nan
         explanation = None
@@ -396,6 +411,7 @@ class LLMJudge:
             fallback=reading.fallback,
             probabilities=reading.probabilities,
             confidence=reading.confidence,
+            shortened=item.conversation.shortening if item.conversation is not None else None,
             **answer.usage().usage_fields(),
         )
 

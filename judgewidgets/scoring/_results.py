@@ -37,8 +37,9 @@ VOTE_COLUMNS = [
 
 def votes_frame(votes: Sequence[Vote]) -> pd.DataFrame:
     """The tidy long table: one row per (item, judge)."""
-    rows = [vote.model_dump(include=set(VOTE_COLUMNS)) for vote in votes]
-    frame = pd.DataFrame(rows, columns=VOTE_COLUMNS)
+    columns = [*VOTE_COLUMNS, *(["shortened"] if any(v.shortened for v in votes) else [])]
+    rows = [vote.model_dump(include=set(columns)) for vote in votes]
+    frame = pd.DataFrame(rows, columns=columns)
     return frame.astype({"score": float, "confidence": float, "latency_s": float, "cost_usd": float})
 
 
@@ -96,13 +97,16 @@ class JudgeResult(Keepable):
         )
 
     def to_df(self) -> pd.DataFrame:
-        """Columns prompt, response, score, raw, explanation, error — one row per item."""
+        """Columns prompt, response, score, raw, explanation, error — one row per item (and `shortened` when a
+        conversation was too long for the judge's context: which turns it did not read)."""
         frame = pd.DataFrame(_item_columns(self.items))
         by_item = sorted(self.vote_list, key=lambda v: v.item)
         frame["score"] = [v.score for v in by_item]
         frame["raw"] = [v.raw for v in by_item]
         frame["explanation"] = [v.explanation for v in by_item]
         frame["error"] = [v.error for v in by_item]
+        if any(v.shortened for v in by_item):
+            frame["shortened"] = [v.shortened for v in by_item]
         return frame
 
     @property
@@ -123,14 +127,6 @@ class JudgeResult(Keepable):
         """One row per judged conversation (turns, failed, mean, min, last, lowest_turn): the aggregate of a
         per-turn judgment (`to_df()` has a row per turn)."""
         return conversation_table(self.items, self.score_list)
-
-    def turn_chart(self) -> alt.LayerChart:
-        """Heatmap of a per-turn judgment (`target="each_turn"`): conversations as rows, the assistant's turns as
-        columns, coloured by score, the turn's text in the tooltip. InputError for a result that has no judgment
-        per turn."""
-        from ._turn_chart import turn_chart
-
-        return turn_chart(self.items, self.votes)
 
     @property
     def score_list(self) -> list[float]:
@@ -245,20 +241,6 @@ class PanelResult(Keepable):
     def by_conversation(self) -> pd.DataFrame:
         """One row per judged conversation, over the panel's consensus per turn (see `JudgeResult.by_conversation`)."""
         return conversation_table(self.items, self.consensus()["consensus"].tolist())
-
-    def turn_chart(self, judge: str | None = None) -> alt.LayerChart:
-        """Heatmap of a per-turn judgment (`target="each_turn"`): conversations as rows, the assistant's turns as
-        columns, coloured by the consensus, or by one judge's score picked from the list under the chart (`judge`:
-        the one shown first), the turn's text in the tooltip. InputError for a result that has no judgment per
-        turn."""
-        import warnings
-
-        from ._turn_chart import turn_chart
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # a turn no judge scored is a grey cell of the chart
-            consensus = self.consensus()["consensus"].tolist()
-        return turn_chart(self.items, self.votes, consensus, shown=judge)
 
     def consensus(self) -> pd.DataFrame:
         """Per item: the consensus score (weighted mean when weighted), a confidence from the judges' spread

@@ -361,7 +361,7 @@ class SequentialRater:
         for item in items:
             for k in range(n):
                 name, _, judge = self.variants[k % len(self.variants)]
-                requests.setdefault(name, (judge, []))[1].append(judge.messages(item, params[id(judge)]))
+                requests.setdefault(name, (judge, []))[1].append(judge.request(item, params[id(judge)])[1])
         return CostEstimate(
             judges=[
                 estimate_calls(judge.caller, name, asked, typical_completion_tokens(judge.explanations))

@@ -156,7 +156,7 @@ def test_no_reply_or_turn_leaves_its_fence(turn: str, first: str, second: str) -
 
     def build(t: str, a: str, b: str) -> Any:
         [item] = jw.pairwise._batch.one_pair(None, a, b, None, history=[{"role": "user", "content": t}])
-        return pj._order_messages(item, swapped=False)
+        return pj._order_request(item, swapped=False)[1]
 
     harmless = build("text 0", "text 1", "text 2")
     built = build(turn, first, second)

@@ -409,15 +409,15 @@ def test_the_embedded_judge_is_asked_statements_with_the_answer_begun() -> None:
     grader = jw.CriterionGrader(["local"])
     local = grader.judges[0]
     criterion = STATEMENT_RUBRIC.criteria[0]
-    _, messages = grader._question(local, "local", 0, criterion, "Paris.", "Capital?", None, "k", None)
+    _, messages, _ = grader._question(local, "local", 0, criterion, "Paris.", "Capital?", None, "k", None)
     assert messages[-1] == {"role": "assistant", "content": '{"verdict": "'}
     assert "<response>" in messages[1]["content"] and "<question>" in messages[1]["content"]
     assert messages[0]["content"].endswith('{"verdict": "correct" or "incorrect"} and nothing else.')
     explained = jw.CriterionGrader([jw.LLMJudge("local", explanations=True)])
-    _, messages = explained._question(explained.judges[0], "local", 0, criterion, "Paris.", None, None, "k", None)
+    _, messages, _ = explained._question(explained.judges[0], "local", 0, criterion, "Paris.", None, None, "k", None)
     assert '"explanation": "<one or two sentences citing the response>"' in messages[0]["content"]
     hosted = jw.CriterionGrader(["openai/m"], binary_prompt="statement")
-    _, messages = hosted._question(hosted.judges[0], "openai/m", 0, criterion, "Paris.", None, None, "k", None)
+    _, messages, _ = hosted._question(hosted.judges[0], "openai/m", 0, criterion, "Paris.", None, None, "k", None)
     assert messages[-1]["role"] == "user"  # no prefill where the provider does not continue an answer
 
 

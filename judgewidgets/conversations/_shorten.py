@@ -1,0 +1,72 @@
+"""Shortening a conversation that does not fit the judge's context, by one stated rule.
+
+The opening (any system or developer message and the first user turn) and the latest turns are kept; whole
+exchanges in the middle are left out, oldest first, until the request fits. What is left out is one run of
+messages that ends just before a user turn, so no tool result loses its call and the judged turn always keeps the
+user turn it answers. The judge reads a line in its place saying which turns are missing, and every vote records
+it (`JudgedConversation.shortening`). A conversation that still does not fit once only its opening and latest user
+turn remain is sent as shortened as it can be; the model's own error then says it was too long.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from ._render import JudgedConversation, shares_history
+
+Messages = tuple[dict[str, str], ...]
+Render = Callable[[Sequence[JudgedConversation]], Messages]
+
+
+def fit_to_context(
+    views: Sequence[JudgedConversation],
+    render: Render,
+    budget: int | None,
+    count: Callable[[Messages], int],
+) -> tuple[list[JudgedConversation], Messages]:
+    """The views as a request of at most `budget` prompt tokens reads them, and that request (`render` builds it,
+    `count` counts it). `budget` None (the model's context is unknown): unchanged. Of two views sharing one
+    history, the history is shortened once for both; of two separate conversations, the longer first."""
+    shown = list(views)
+    messages = render(shown)
+    if budget is None or _surely_fits(messages, budget) or count(messages) <= budget:
+        return shown, messages
+    shared = len(shown) == 2 and shares_history(shown[0], shown[1])
+    while True:
+        cuts = [(k, cut) for k, view in enumerate(shown[:1] if shared else shown) if (cut := _next_cut(view))]
+        if not cuts:
+            return shown, messages
+        k, cut = max(cuts, key=lambda pair: _shown_chars(shown[pair[0]]))
+        shown = [replace(view, omitted=cut.omitted) for view in shown] if shared else _with(shown, k, cut)
+        messages = render(shown)
+        if count(messages) <= budget:
+            return shown, messages
+
+
+def _surely_fits(messages: Messages, budget: int) -> bool:
+    """Whether `messages` fit without counting: a token is at least one byte of UTF-8 (plus a few per message)."""
+    return sum(len(m["content"].encode()) + 8 for m in messages) <= budget
+
+
+def _next_cut(view: JudgedConversation) -> JudgedConversation | None:
+    """`view` with one more exchange left out after its opening (None: only the opening and the latest user turn
+    are left)."""
+    history = view.history
+    users = [i for i, message in enumerate(history) if message.role == "user"]
+    if len(users) < 2:
+        return None
+    start = users[0] + 1
+    end = view.omitted[1] if view.omitted is not None else start
+    later = [u for u in users[1:] if u > end]
+    return None if not later else replace(view, omitted=(start, later[0]))
+
+
+def _shown_chars(view: JudgedConversation) -> int:
+    """Characters of the history a judge still reads of `view` (which of two conversations to shorten first)."""
+    start, end = view.omitted if view.omitted is not None else (0, 0)
+    return sum(len(m.content) for i, m in enumerate(view.history) if not start <= i < end)
+
+
+def _with(views: list[JudgedConversation], k: int, view: JudgedConversation) -> list[JudgedConversation]:
+    return [view if i == k else other for i, other in enumerate(views)]
