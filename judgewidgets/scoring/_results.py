@@ -128,6 +128,14 @@ class JudgeResult(Keepable):
         per-turn judgment (`to_df()` has a row per turn)."""
         return conversation_table(self.items, self.score_list)
 
+    def turn_chart(self) -> alt.LayerChart:
+        """Heatmap of a per-turn judgment (`target="each_turn"`): conversations as rows, the assistant's turns as
+        columns, coloured by score, the turn's text in the tooltip. InputError for a result that has no judgment
+        per turn."""
+        from ._turn_chart import turn_chart
+
+        return turn_chart(self.items, self.votes)
+
     @property
     def score_list(self) -> list[float]:
         """The scores in item order."""
@@ -241,6 +249,20 @@ class PanelResult(Keepable):
     def by_conversation(self) -> pd.DataFrame:
         """One row per judged conversation, over the panel's consensus per turn (see `JudgeResult.by_conversation`)."""
         return conversation_table(self.items, self.consensus()["consensus"].tolist())
+
+    def turn_chart(self, judge: str | None = None) -> alt.LayerChart:
+        """Heatmap of a per-turn judgment (`target="each_turn"`): conversations as rows, the assistant's turns as
+        columns, coloured by the consensus, or by one judge's score picked from the list under the chart (`judge`:
+        the one shown first), the turn's text in the tooltip. InputError for a result that has no judgment per
+        turn."""
+        import warnings
+
+        from ._turn_chart import turn_chart
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a turn no judge scored is a grey cell of the chart
+            consensus = self.consensus()["consensus"].tolist()
+        return turn_chart(self.items, self.votes, consensus, shown=judge)
 
     def consensus(self) -> pd.DataFrame:
         """Per item: the consensus score (weighted mean when weighted), a confidence from the judges' spread
