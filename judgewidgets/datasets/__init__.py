@@ -4,6 +4,8 @@
 jw.datasets.llmbar("Natural")   # pair_id, question, response_a, response_b, label ("A" | "B"), subset
 jw.datasets.pandalm()           # + annotator1..3 and label: the human majority ("A" | "B" | "tie")
 jw.datasets.arena_hard()        # question_id, model_a, model_b, winner
+jw.datasets.conversations()     # id, pair_id, kind, label (1 good, 0 bad), template, note, messages: 45 twin pairs
+jw.datasets.conversation_pairs()  # pair_id, kind, history, good, bad, response_a, response_b, label ("A" | "B")
 jw.datasets.mt_bench()          # MT-Bench's 80 two-turn questions, category, reference answers
 jw.datasets.mt_bench_pairs()    # pair_id, history (turn 1 asked and answered, turn 2 asked), response_a,
                                 # response_b, label: two second-turn replies, one right (27, written for us)
@@ -11,6 +13,26 @@ jw.datasets.mt_bench_pairs()    # pair_id, history (turn 1 asked and answered, t
 Every pairwise table has the columns `PairwiseJudge.compare_many` and `jw.position_bias` read.
 """
 
-from ._load import LLMBAR_SUBSETS, arena_hard, llmbar, mt_bench, mt_bench_pairs, pandalm
+from ._load import (
+    CONVERSATION_KINDS,
+    LLMBAR_SUBSETS,
+    arena_hard,
+    conversation_pairs,
+    conversations,
+    llmbar,
+    mt_bench,
+    mt_bench_pairs,
+    pandalm,
+)
 
-__all__ = ["LLMBAR_SUBSETS", "arena_hard", "llmbar", "mt_bench", "mt_bench_pairs", "pandalm"]
+__all__ = [
+    "CONVERSATION_KINDS",
+    "LLMBAR_SUBSETS",
+    "arena_hard",
+    "conversation_pairs",
+    "conversations",
+    "llmbar",
+    "mt_bench",
+    "mt_bench_pairs",
+    "pandalm",
+]

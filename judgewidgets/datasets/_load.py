@@ -171,3 +171,73 @@ def mt_bench_pairs() -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+# The clear-cut conversations (data/conversations/clear_cut.jsonl, written for judgewidgets): twins that share their
+# history and differ in the assistant's last reply, one good and one bad for a reason that is not a matter of taste.
+CONVERSATION_KINDS = ("forgets_constraint", "contradicts", "ignores_correction", "unsafe_repeat", "wrong_tool")
+_REPLY_ROLES = ("assistant", "tool", "function")
+
+
+def _kinds(kinds: str | Sequence[str] | None) -> list[str]:
+    chosen = list(CONVERSATION_KINDS) if kinds is None else [kinds] if isinstance(kinds, str) else list(kinds)
+    unknown = [k for k in chosen if k not in CONVERSATION_KINDS]
+    if unknown or not chosen:
+        raise InputError(f"unknown conversation kind(s) {unknown or chosen!r}; use {', '.join(CONVERSATION_KINDS)}")
+    return chosen
+
+
+def conversations(kinds: str | Sequence[str] | None = None) -> pd.DataFrame:
+    """Twin conversations in the OpenAI chat format, one row each (90: 45 pairs, 9 per kind; Apache-2.0).
+
+    Columns id, pair_id, kind, label (1 the good twin, 0 the bad one), template (the built-in conversation
+    template naming the quality at stake), note (what the bad twin's last reply does wrong) and messages (a list
+    of message dicts, ending with the assistant's turn). The twins of a pair share every message but the last.
+    Kinds: forgets_constraint (breaks a constraint the user set in the first turn), contradicts (contradicts the
+    assistant's own earlier statement), ignores_correction (uses what the user corrected), unsafe_repeat (gives in
+    substance what it refused before), wrong_tool (calls the wrong tool, or the right one with arguments against
+    the user). `kinds` keeps only those.
+    """
+    chosen = _kinds(kinds)
+    rows = [r for r in _records("conversations/clear_cut.jsonl") if r["kind"] in chosen]
+    columns = ["id", "pair_id", "kind", "label", "template", "note", "messages"]
+    return pd.DataFrame([{c: r[c] for c in columns} for r in rows], columns=columns)
+
+
+def _split(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The history (up to the last message that is not the assistant's) and the assistant's last turn."""
+    start = len(messages)
+    while start > 0 and messages[start - 1]["role"] in _REPLY_ROLES:
+        start -= 1
+    return messages[:start], messages[start:]
+
+
+def conversation_pairs(kinds: str | Sequence[str] | None = None) -> pd.DataFrame:
+    """The twins of `conversations()` side by side, one row per pair, in the shape `PairwiseJudge.compare_many`
+    reads: pair_id, kind, template, note, history (the shared messages), good and bad (each twin's last turn as
+    a list of messages), and response_a, response_b, label ("A" | "B"): the good reply is A in every other pair
+    of the whole set (so a pair keeps its slots whichever `kinds` are chosen).
+    """
+    chosen = _kinds(kinds)
+    frame = conversations()
+    rows = []
+    for position, (pair_id, twins) in enumerate(frame.groupby("pair_id", sort=False)):
+        by_label = {int(t["label"]): t for t in twins.to_dict("records")}
+        history, good = _split(by_label[1]["messages"])
+        bad = _split(by_label[0]["messages"])[1]  # the twins share their history (tests/test_conversation_data.py)
+        first = position % 2 == 0
+        rows.append(
+            {
+                "pair_id": pair_id,
+                "kind": by_label[1]["kind"],
+                "template": by_label[1]["template"],
+                "note": by_label[1]["note"],
+                "history": history,
+                "good": good,
+                "bad": bad,
+                "response_a": good if first else bad,
+                "response_b": bad if first else good,
+                "label": "A" if first else "B",
+            }
+        )
+    return pd.DataFrame([r for r in rows if r["kind"] in chosen]).reset_index(drop=True)
