@@ -4,6 +4,7 @@ the chance that the person agrees with it."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,11 +12,24 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .._errors import ConfigurationError, configuration_error
+from ..labels._store import content_key, item_key
 
 ITEMS = (
-    "Keys of the labelled items it was fitted on (`jw.labels.item_key`): a cascade will not certify the judge on "
-    "them, since the map was shaped by their labels."
+    "Keys of the labelled items it was fitted on (`jw.labels.item_key`; for an item judged from a conversation, "
+    "the conversation and its judged turn count too): a cascade will not certify the judge on them, since the map "
+    "was shaped by their labels."
 )
+
+
+def calibration_key(item: Any) -> str:
+    """How a calibration names an item it was fitted on: `jw.labels.item_key` for texts; for an item judged from a
+    conversation (or a pair of them) the messages and the judged turn count too, so two conversations that end in
+    the same exchange are two items."""
+    views = [getattr(item, name, None) for name in ("conversation", "conversation_a", "conversation_b")]
+    if all(view is None for view in views):
+        return item_key(item)
+    judged = [None if v is None else [v.conversation.to_json(), v.judged] for v in views]
+    return content_key(item=item_key(item), conversations=json.dumps(judged))
 
 
 class ScoreCalibration(BaseModel):

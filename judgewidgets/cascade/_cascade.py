@@ -26,7 +26,7 @@ from ._calibration import Calibration
 from ._cost import CascadeCostEstimate, estimate_cascade
 from ._pointwise import FAIL, PASS
 from ._result import ITEM_COLUMNS, JUDGMENT_COLUMNS, CascadeResult
-from ._stages import Kind, Stage, StageVerdict, check_unseen, display_name, make_stage, read_items
+from ._stages import Kind, Stage, StageVerdict, check_unseen, display_name, judged_by, make_stage, read_items
 
 
 class Cascade:
@@ -45,6 +45,12 @@ class Cascade:
     (`judge.align(labelled)`) carries a calibration, and its confidence is then its calibrated chance that the
     person agrees with the verdict; calibrate the cascade on labelled rows the alignment did not use (an
     InputError says so otherwise).
+
+    Rows may be conversations, as the stages read them: for pointwise stages a column of message lists (or their
+    JSON) named by `conversation_col=`, one conversation per row, judged under `target=` ("last_turn" or "whole";
+    by default the stages' own); for pairwise stages the columns history (with response_a, response_b) or
+    conversation_a and conversation_b. `run` judges what `calibrate` judged: its target by default, anything else
+    is an InputError (the thresholds hold for the judgments they were certified on).
 
     **What is guaranteed.** Suppose the labelled rows given to `calibrate` and the items later given to `run`
     are independent draws from the same population, and the judges behave the same on both (same models,
@@ -108,6 +114,7 @@ class Cascade:
                 )
         self.sources = [stage.confidence_source() for stage in self.stages]
         self.calibration: Calibration | None = None
+        self._judged: str | None = None  # what calibrate judged of each row's conversation (None: texts)
 
     @property
     def names(self) -> list[str]:
@@ -129,7 +136,34 @@ class Cascade:
         copy = Cascade(self.judges, target_agreement, delta, pass_threshold=self.pass_threshold, names=self.names)
         if self.calibration is not None:
             copy.calibration = self.calibration.at(copy.target_agreement, copy.delta)
+            copy._judged = self._judged
         return copy
+
+    # --- reading rows ----------------------------------------------------------------------------------------
+
+    def _read(
+        self, data: Any, conversation_col: str | None, target: str | None, *, calibrated: bool = False
+    ) -> tuple[list[Any], pd.DataFrame, str | None]:
+        """(the items, their table, what of each conversation is judged: None for texts) of a batch; after
+        calibration, conversations are judged as they were then, and anything else is an InputError."""
+        if calibrated:
+            target = self._calibrated_target(data, conversation_col, target)
+        items, frame = read_items(self.kind, data, conversation_col, target, judged_by(self.stages))
+        judged = _judged_of(items)
+        if calibrated and judged != self._judged:
+            raise InputError(
+                f"the cascade was calibrated on {_describe(self._judged)} and these rows would be judged as "
+                f"{_describe(judged)}: its thresholds hold for the judgments they were certified on; run it on rows "
+                "of the same kind (and target), or calibrate it on labelled rows of this kind"
+            )
+        return items, frame, judged
+
+    def _calibrated_target(self, data: Any, conversation_col: str | None, target: str | None) -> str | None:
+        """`target`, else for rows of conversations with a choice of target the one the calibration judged."""
+        conversations = bool(conversation_col) or (
+            self.kind == "pairwise" and isinstance(data, pd.DataFrame) and "conversation_a" in data.columns
+        )
+        return self._judged if target is None and conversations and self._judged is not None else target
 
     # --- checking input --------------------------------------------------------------------------------------
 
@@ -176,22 +210,37 @@ class Cascade:
     # --- calibrating -----------------------------------------------------------------------------------------
 
     def calibrate(
-        self, labelled: pd.DataFrame, label: str = "label", *, progress: bool | Progress = True
+        self,
+        labelled: pd.DataFrame,
+        label: str = "label",
+        *,
+        conversation_col: str | None = None,
+        target: str | None = None,
+        progress: bool | Progress = True,
     ) -> Calibration:
         """Run every stage on the labelled rows and certify a threshold per stage; works inside Jupyter.
 
-        `labelled` has the rows `run` takes plus a column of human labels (`label`). Raises InputError before
-        any call when a label is missing or not a verdict the judges can give, when there are too few rows
-        to certify the target even if every verdict agreed (`minimum_labelled_rows()`), or when an aligned stage
-        was aligned on some of these rows.
+        `labelled` has the rows `run` takes plus a column of human labels (`label`); its rows may be conversations
+        (`conversation_col`, `target`: see the class). Raises InputError before any call when a label is missing or
+        not a verdict the judges can give, when a conversation is malformed, when there are too few rows to
+        certify the target even if every verdict agreed (`minimum_labelled_rows()`), or when an aligned stage was
+        aligned on some of these rows.
         """
-        return run_sync(self.acalibrate(labelled, label, progress=progress))
+        return run_sync(
+            self.acalibrate(labelled, label, conversation_col=conversation_col, target=target, progress=progress)
+        )
 
     async def acalibrate(
-        self, labelled: pd.DataFrame, label: str = "label", *, progress: bool | Progress = True
+        self,
+        labelled: pd.DataFrame,
+        label: str = "label",
+        *,
+        conversation_col: str | None = None,
+        target: str | None = None,
+        progress: bool | Progress = True,
     ) -> Calibration:
         """Async twin of `calibrate`."""
-        items, frame = read_items(self.kind, labelled)
+        items, frame, judged = self._read(labelled, conversation_col, target)
         labels = self._labels_of(frame, label, required=True)
         assert labels is not None and None not in labels
         needed = self.minimum_labelled_rows()
@@ -235,6 +284,7 @@ class Cascade:
             seconds,
             list(self.sources),
         )
+        self._judged = judged
         return self.calibration
 
     async def _judge(self, stage: Stage, items: list[Any], progress: bool | Progress, doing: str) -> list[StageVerdict]:
@@ -243,22 +293,39 @@ class Cascade:
 
     # --- running ---------------------------------------------------------------------------------------------
 
-    def run(self, data: pd.DataFrame, *, label: str | None = None, progress: bool | Progress = True) -> CascadeResult:
+    def run(
+        self,
+        data: pd.DataFrame,
+        *,
+        label: str | None = None,
+        conversation_col: str | None = None,
+        target: str | None = None,
+        progress: bool | Progress = True,
+    ) -> CascadeResult:
         """Judge every item through the cascade; works inside Jupyter.
 
         Items start at the first stage; an item moves on while the stage's confidence is below its threshold
         (or it gave no verdict), and abstains after the last. A stage that certified nothing is skipped. When
         the data has human labels (column `label`, default "label" if present), the result reports the
-        agreement on the decided items.
+        agreement on the decided items. Rows of conversations (`conversation_col`) are judged under the target
+        the calibration judged; `target` may only repeat it.
         """
-        return run_sync(self.arun(data, label=label, progress=progress))
+        return run_sync(
+            self.arun(data, label=label, conversation_col=conversation_col, target=target, progress=progress)
+        )
 
     async def arun(
-        self, data: pd.DataFrame, *, label: str | None = None, progress: bool | Progress = True
+        self,
+        data: pd.DataFrame,
+        *,
+        label: str | None = None,
+        conversation_col: str | None = None,
+        target: str | None = None,
+        progress: bool | Progress = True,
     ) -> CascadeResult:
         """Async twin of `run`."""
         calibration = self._calibrated()
-        items, frame = read_items(self.kind, data)
+        items, frame, _ = self._read(data, conversation_col, target, calibrated=True)
         column = label or "label"
         labels = self._labels_of(frame, column, required=label is not None)
         for stage in self.stages:
@@ -334,13 +401,18 @@ class Cascade:
 
     # --- cost ------------------------------------------------------------------------------------------------
 
-    def estimate_cost(self, data: pd.DataFrame) -> CascadeCostEstimate:
+    def estimate_cost(
+        self, data: pd.DataFrame, *, conversation_col: str | None = None, target: str | None = None
+    ) -> CascadeCostEstimate:
         """Tokens, calls and dollars the cascade would spend on `data`, without a call.
 
         Before calibration every item is assumed to reach every stage (the most it can cost); after, each
-        stage's share of the items is the share of the labelled rows that reached it.
+        stage's share of the items is the share of the labelled rows that reached it. Conversations
+        (`conversation_col`, `target`) are counted as the judges would read them.
         """
-        items, _ = read_items(self.kind, data)
+        if self.calibration is not None:
+            target = self._calibrated_target(data, conversation_col, target)
+        items, _ = read_items(self.kind, data, conversation_col, target, judged_by(self.stages))
         reach = None
         if self.calibration is not None:
             reach = self.calibration.reached().mean(axis=0).tolist() if self.calibration.rows else None
@@ -356,6 +428,20 @@ def _unique(names: list[str]) -> list[str]:
             candidate, k = f"{name} #{k}", k + 1
         out.append(candidate)
     return out
+
+
+def _judged_of(items: Sequence[Any]) -> str | None:
+    """What the items judge of their conversations ("last_turn" or "whole"), None for texts."""
+    view = (getattr(items[0], "conversation", None) or getattr(items[0], "conversation_a", None)) if items else None
+    if view is None:
+        return None
+    return "whole" if view.judged is None else "last_turn"
+
+
+def _describe(judged: str | None) -> str:
+    if judged is None:
+        return "texts (not conversations)"
+    return "whole conversations" if judged == "whole" else "conversations' last turns"
 
 
 def _positions(indices: list[int]) -> str:

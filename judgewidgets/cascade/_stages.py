@@ -15,9 +15,11 @@ import pandas as pd
 
 from .._errors import ConfigurationError, InputError
 from .._records import build_items
+from .._rows import row_items
 from .._run import Run
+from ..alignment._calibration import calibration_key
+from ..conversations import check_target
 from ..engine._usage import Usage, known_sum
-from ..labels import item_key
 from ..pairwise._batch import pairs_from
 from ..pairwise._judge import PairwiseJudge
 from ..pairwise._panel import PairwisePanel
@@ -69,16 +71,47 @@ def spent(records: Sequence[Usage], calls_per_record: int = 1) -> dict[str, Any]
     }
 
 
-def read_items(kind: Kind, data: Any) -> tuple[list[Any], pd.DataFrame]:
+def read_items(
+    kind: Kind,
+    data: Any,
+    conversation_col: str | None = None,
+    target: str | None = None,
+    default_target: str = "last_turn",
+) -> tuple[list[Any], pd.DataFrame]:
     """The items of a batch and the table they came from (kept beside the results); InputError when unusable.
 
-    Pairwise: a DataFrame with question, response_a, response_b (optional reference). Pointwise: a DataFrame with
-    prompt and response (optional reference).
+    Pairwise: a DataFrame with question, response_a, response_b, or conversations as `compare_many` reads them
+    (history with response_a and response_b; conversation_a and conversation_b, under `target`); optional
+    reference. Pointwise: a DataFrame with prompt and response, or a `conversation_col` of conversations (message
+    lists or their JSON) judged under `target` (else `default_target`), one per row; optional reference.
     """
     if not isinstance(data, pd.DataFrame):
         raise InputError(f"give the items as a pandas DataFrame, got {type(data).__name__}")
     if kind == "pairwise":
-        return pairs_from(data, None, None, None)
+        if conversation_col:
+            raise InputError(
+                "conversation_col= names the conversations of pointwise stages; pairwise stages read the columns "
+                "history (with response_a, response_b) or conversation_a and conversation_b"
+            )
+        return pairs_from(data, None, None, None, target=target)
+    if conversation_col:
+        if conversation_col not in data.columns:
+            raise InputError(
+                f"the DataFrame has no column {conversation_col!r} (conversation_col); found: "
+                f"{', '.join(map(str, data.columns))}"
+            )
+        check_target(target, default_target)  # an unknown target is an InputError before the rows are read
+        items = row_items(
+            data,
+            conversation_col=conversation_col,
+            target=target,
+            default_target=default_target,
+            reference_col="reference" if "reference" in data.columns else None,
+            why="a cascade gives each row one verdict",
+        )
+        return items, data.reset_index(drop=True)
+    if target is not None:
+        raise InputError("target= applies to conversations: name their column with conversation_col=")
     missing = [c for c in ("prompt", "response") if c not in data.columns]
     if missing:
         raise InputError(
@@ -162,10 +195,17 @@ def fitted_on(judge: Any) -> set[str]:
     return keys
 
 
+def judged_by(stages: Sequence[Stage]) -> str:
+    """What of a conversation pointwise stages judge when a call does not say: the target their judges agree on
+    (each judge's or panel's `default_target`), else the last turn."""
+    own = {str(getattr(stage.judge, "default_target", None) or "last_turn") for stage in stages}
+    return own.pop() if len(own) == 1 else "last_turn"
+
+
 def check_unseen(stages: Sequence[Stage], items: Sequence[Any]) -> None:
     """InputError when a stage's calibration was fitted on some of the labelled rows: its confidence was shaped by
     their labels, so testing it on them would certify what it was fitted to, not what it does on new items."""
-    keys = [item_key(item) for item in items]
+    keys = [calibration_key(item) for item in items]
     for stage in stages:
         seen = fitted_on(stage.judge)
         if not seen:

@@ -5,6 +5,8 @@ Labels come from a file (CSV, JSON Lines such as a `jw.LabelStore`, Parquet), or
 DataFrame, a `LabelQueue` or a `LabelStore`. Each label finds its item the way the label store keys items: by an
 id column (`--id-col`, in the data and the labels), by the item's texts (the labels table has the prompt and
 response columns), or by the store's `item` key (a hash of the item's texts, as `jw.labels.item_key` computes).
+When the judged items are conversations (`--conversation-col C`, one label per conversation), a labels table with
+the column C matches them by the conversation itself (its messages, however written: lists or JSON text).
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ import numpy as np
 import pandas as pd
 from IPython.core.error import UsageError
 
+from .._errors import InputError
+from .._records import Item
+from ..conversations import parse_conversation
 from ..labels import content_key
 
 _PASS = {"pass", "passed", "yes", "true", "correct", "good", "1", "1.0"}
@@ -78,17 +83,23 @@ def match_labels(
     id_col: str | None = None,
     ids: Sequence[Any] | None = None,
     text_cols: Mapping[str, str | None] | None = None,
+    conversation_col: str | None = None,
 ) -> pd.Series:
     """The labels on the judged items' positions (0..n-1), as given; UsageError naming what does not match.
 
-    `items` has prompt, response (optional reference) columns; `ids` are the items' own ids when `id_col` is
-    given; `text_cols` maps prompt / response / reference to the labels table's own column names when they differ.
+    `items` has prompt, response (optional reference) columns, and a `conversation` column (each item's
+    conversation as JSON, `item_frame`) when the items are conversations; `ids` are the items' own ids when
+    `id_col` is given; `text_cols` maps prompt / response / reference to the labels table's own column names when
+    they differ; a labels table with the column `conversation_col` is matched by the conversations themselves.
     """
     if label_col not in labels.columns:
         raise UsageError(
             f"--labels: the table has no {label_col!r} column (columns: {_columns(labels)}); name it with --label-col"
         )
-    keys, label_keys, how = _keys(items, labels, id_col, ids, text_cols or {})
+    if conversation_col is not None and id_col is None and conversation_col in labels.columns:
+        keys, label_keys, how = _conversation_keys(items, labels, conversation_col)
+    else:
+        keys, label_keys, how = _keys(items, labels, id_col, ids, text_cols or {})
     values = labels[label_col].tolist()
     present = [i for i, v in enumerate(values) if not _missing(v)]
     seen: dict[str, int] = {}
@@ -148,6 +159,36 @@ def _keys(
         f"texts ({named['prompt']}, {named['response']}), or an id column shared with --data (--id-col); "
         f"its columns are {_columns(labels)}"
     )
+
+
+def item_frame(items: Sequence[Item]) -> pd.DataFrame:
+    """The judged items as `match_labels` reads them: prompt, response, reference (when any item has one) and, for
+    conversations, each one's messages as JSON (`conversation`)."""
+    frame = pd.DataFrame({"prompt": [i.prompt for i in items], "response": [i.response for i in items]})
+    if any(i.reference is not None for i in items):
+        frame["reference"] = [i.reference for i in items]
+    if items and all(i.conversation is not None for i in items):
+        frame["conversation"] = [i.conversation.conversation.to_json() for i in items if i.conversation is not None]
+    return frame
+
+
+def _conversation_keys(items: pd.DataFrame, labels: pd.DataFrame, column: str) -> tuple[list[str], list[str], str]:
+    """(the items' keys, the labels' keys, how): each a hash of the conversation's messages as read (so a list and
+    its JSON text key alike), with the reference when both tables have one."""
+    with_reference = "reference" in items.columns and "reference" in labels.columns
+    item_keys = [
+        content_key(conversation=c, reference=r if with_reference else None)
+        for c, r in zip(items["conversation"], items.get("reference", [None] * len(items)))
+    ]
+    label_keys = []
+    for i, value in enumerate(labels[column]):
+        try:
+            read = parse_conversation(value, i).to_json()
+        except InputError as exc:
+            raise UsageError(f"--labels: row {i} of column {column!r}: {exc}") from None
+        reference = labels["reference"].iloc[i] if with_reference else None
+        label_keys.append(content_key(conversation=read, reference=reference))
+    return item_keys, label_keys, f"the conversations (column {column!r})"
 
 
 def encode(labels: pd.Series, scale: tuple[float, float] | None) -> tuple[pd.Series, bool]:

@@ -174,8 +174,11 @@ class JudgeMagics(Magics):
         them in `NAME_estimates`. The labels are a file (.csv, .jsonl such as a LabelStore's, .parquet) or a
         variable (a DataFrame, LabelQueue or LabelStore), pass/fail or scores (`--label-scale 1,5`), matched to
         the items by `--id-col`, by their texts, or by a label store's item keys; they are checked before any call.
+        With `--conversation-col C` each label is a conversation's (target last_turn or whole), matched by
+        `--id-col`, by the labels table's own column C (the conversation itself), or by its judged texts.
 
             %judge --data answers --labels labels.csv --pass-threshold 0.5 --out scored
+            %judge --data chats --conversation-col messages --labels verdicts --pass-threshold 0.5
         """
         args = _parse(self.judge, line)
         cell = cell or ""
@@ -255,8 +258,6 @@ class JudgeMagics(Magics):
             raise UsageError("--conversation-col names a column of --data DF")
         if mode not in ("score", "rubric", "sequential"):
             raise UsageError(f"--conversation-col: --mode {mode} reads conversations from its DataFrame's columns")
-        if args.labels:
-            raise UsageError("--labels matches prompt/response items; not yet conversations (--conversation-col)")
 
     def _conversations(self, args: Any) -> pd.DataFrame | None:
         """The --data DataFrame when its --conversation-col holds the conversations to judge, else None."""
@@ -270,7 +271,7 @@ class JudgeMagics(Magics):
     def _labels(self, args: Any, body: str, mode: str) -> tuple[pd.Series, bool] | None:
         """The labels of `--labels` on the items' positions, on [0, 1], and whether they are pass/fail; None
         without `--labels`. Every problem is a UsageError, before any judge is called."""
-        from ._labels import encode, match_labels, parse_scale, read_labels
+        from ._labels import encode, item_frame, match_labels, parse_scale, read_labels
 
         if not args.labels:
             options = (("--pass-threshold", args.pass_threshold), ("--label-scale", args.label_scale))
@@ -282,7 +283,21 @@ class JudgeMagics(Magics):
             raise UsageError(f"--labels corrects the score mode's aggregate; not --mode {mode}")
         if args.pass_threshold is not None and not 0.0 <= args.pass_threshold <= 1.0:
             raise UsageError(f"--pass-threshold must be a normalised score in [0, 1], got {args.pass_threshold}")
-        items = self._items(args, body)
+        chats = self._conversations(args)
+        if chats is None:
+            items = self._items(args, body)
+        else:  # one label per conversation: checked (and each_turn refused) before any call
+            from .._rows import row_items
+
+            judged = row_items(
+                chats,
+                conversation_col=args.conversation_col,
+                target=args.target,
+                default_target=self._panel(args).default_target,
+                reference_col=args.reference_col,
+                why="--labels gives one label per conversation",
+            )
+            items = item_frame(judged)
         ids = None
         if args.id_col:
             frame = self._shell.user_ns.get(args.data) if args.data else None
@@ -291,7 +306,15 @@ class JudgeMagics(Magics):
             ids = frame[args.id_col].tolist()
         columns = {"prompt": args.prompt_col, "response": args.response_col, "reference": args.reference_col}
         table = read_labels(args.labels, self._shell.user_ns)
-        matched = match_labels(items, table, label_col=args.label_col, id_col=args.id_col, ids=ids, text_cols=columns)
+        matched = match_labels(
+            items,
+            table,
+            label_col=args.label_col,
+            id_col=args.id_col,
+            ids=ids,
+            text_cols=columns,
+            conversation_col=args.conversation_col,
+        )
         return encode(matched, parse_scale(args.label_scale))
 
     def _estimates(self, args: Any, table: pd.DataFrame, labels: tuple[pd.Series, bool] | None) -> dict[str, Any]:

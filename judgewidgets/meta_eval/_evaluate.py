@@ -4,10 +4,15 @@ Every pair is presented to the judge in both orders (a then b, b then a), as LLM
 over the two presentations, positional agreement is the share of pairs whose two presentations give the same
 winner, and first-slot preference the share of decided presentations won by the response shown first. A
 pairwise judge that itself judges both orders reuses its own cached calls for the second presentation.
+
+Your own labelled pairs are measured the same way (dataset "labelled"): a DataFrame of question, response_a,
+response_b, or of conversations as `compare_many` reads them (a history with two replies, or conversation_a and
+conversation_b), with an A / B / tie label per row.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Sequence
@@ -19,13 +24,17 @@ import pandas as pd
 
 from .._errors import ConfigurationError, InputError
 from .._progress import Progress
+from .._records import Item
 from .._run import run_scope
 from .._runner import run_sync
 from .._saved import Dump, Keepable
 from ..agreement import cohen_kappa, f1
+from ..alignment._labels import PAIRWISE_CLASSES, infer_kind
+from ..alignment._labels import _pairwise as pairwise_code
 from ..datasets import LLMBAR_SUBSETS, llmbar, pandalm
 from ..datasets._load import subset_name
 from ..engine import CallSession
+from ..pairwise._batch import pairs_from
 from ..pairwise._judge import PairwiseComparer
 from ..pairwise._records import PairItem, a_better, pointwise_outcome
 from ..pairwise._scales import swap_slot
@@ -37,6 +46,7 @@ if TYPE_CHECKING:
     import altair as alt
 
 DATASETS = ("llmbar", "pandalm")
+LABELLED = "labelled"  # the dataset name of a user's own labelled pairs
 TABLE_COLUMNS = [
     "judge",
     "dataset",
@@ -86,6 +96,47 @@ def labelled_sets(
     return out
 
 
+def user_sets(
+    frame: pd.DataFrame, label: str, target: str | None, subsets: Sequence[str] | None, n: int | None, seed: int
+) -> tuple[list[tuple[str, str, pd.DataFrame]], list[PairItem]]:
+    """(dataset "labelled", subset, pairs) per subset of a user's labelled pairs (its `subset` column, else one
+    "all"), each sampled with `n` and `seed`, and their comparisons (read as `compare_many` reads a DataFrame);
+    every problem an InputError before any call."""
+    if label not in frame.columns:
+        raise InputError(f"the labelled pairs have no column {label!r}; found: {', '.join(map(str, frame.columns))}")
+    values = frame[label].tolist()
+    missing = [i for i, v in enumerate(values) if v is None or (isinstance(v, float) and math.isnan(v))]
+    if missing:
+        raise InputError(f"labels are missing at rows {', '.join(map(str, missing[:10]))}: drop unlabelled rows")
+    if infer_kind(values, pairwise=False) != "pairwise":
+        raise InputError(
+            f"meta_evaluate measures comparisons: column {label!r} must say which response is better (A, B or tie), "
+            "not pass/fail or scores; for labels of single responses or conversations measure the judge with "
+            "judge.align(labelled).alignment_report (held-out agreement before and after) or jw.agreement"
+        )
+    ids = frame["pair_id"] if "pair_id" in frame.columns else pd.Series(range(len(frame)), index=frame.index)
+    if ids.duplicated().any():
+        repeated = ", ".join(map(str, ids[ids.duplicated()].unique()[:5]))
+        raise InputError(f"pair_id repeats ({repeated}): each pair needs its own")
+    table = frame.assign(
+        pair_id=ids.to_numpy(), label=[PAIRWISE_CLASSES[pairwise_code(v)] for v in values]
+    ).reset_index(drop=True)
+    if "subset" not in table.columns:
+        if subsets:
+            raise ConfigurationError("subsets= picks among the labelled pairs' `subset` column, and there is none")
+        table["subset"] = "all"
+    names = list(dict.fromkeys(table["subset"].astype(str)))
+    if subsets:
+        unknown = [s for s in subsets if s not in names]
+        if unknown:
+            raise InputError(f"unknown subset(s) {', '.join(unknown)}; the labelled pairs have {', '.join(names)}")
+        names = list(subsets)
+    sets = [(LABELLED, name, sample(table[table["subset"].astype(str) == name], n, seed)) for name in names]
+    pairs = pd.concat([part for _, _, part in sets], ignore_index=True)
+    items, _ = pairs_from(pairs, None, None, None, target=target)
+    return sets, items
+
+
 @dataclass
 class MetaEvaluation(Keepable):
     """A judge measured on labelled sets: `table` (one row per set, beside the published judges),
@@ -130,6 +181,7 @@ class MetaEvaluation(Keepable):
             ("LLMBar Natural", measured["subset"] == "Natural"),
             ("LLMBar Adversarial (mean of subsets)", measured["subset"].str.startswith("Adversarial")),
             ("PandaLM", measured["dataset"] == "pandalm"),
+            ("labelled pairs (mean of subsets)", measured["dataset"] == LABELLED),
         ):
             part = measured[mask]
             if len(part):
@@ -156,39 +208,60 @@ class MetaEvaluation(Keepable):
 
 def meta_evaluate(
     judge: Any,
-    datasets: str | Sequence[str] = DATASETS,
+    datasets: str | Sequence[str] | pd.DataFrame = DATASETS,
     *,
     subsets: Sequence[str] | None = None,
     n: int | None = None,
     seed: int = 0,
+    label: str = "label",
+    target: str | None = None,
     progress: bool | Progress = True,
 ) -> MetaEvaluation:
-    """Measure `judge` on LLMBar's subsets and PandaLM's human majority; works inside Jupyter.
+    """Measure `judge` on LLMBar's subsets and PandaLM's human majority, or on your own labelled pairs; works
+    inside Jupyter.
 
     `judge` is a pairwise judge or panel (anything with `acompare_items`), or a pointwise one (an `LLMJudge` or
     `LLMPanel`), which is compared by scoring each response alone. `subsets` picks LLMBar subsets ("Natural",
     "Adversarial-GPTInst" or short "gptinst", ...); `n` samples that many pairs per set with `seed`.
+
+    `datasets` may instead be a DataFrame of labelled pairs (dataset "labelled"; its `subset` column, if any,
+    splits it, and `subsets` picks among them): question, response_a, response_b, or conversations as
+    `PairwiseJudge.compare_many` reads them, two replies to a `history` or conversation_a and conversation_b
+    (their last turns, or `target="whole"`); `label` names the column saying which is better ("A", "B" or
+    "tie"); an optional `pair_id` names the pairs and `reference` gives reference answers. Labels that are not
+    A / B / tie, a malformed conversation or a missing column are an InputError before any call.
     """
-    return run_sync(ameta_evaluate(judge, datasets, subsets=subsets, n=n, seed=seed, progress=progress))
+    return run_sync(
+        ameta_evaluate(judge, datasets, subsets=subsets, n=n, seed=seed, label=label, target=target, progress=progress)
+    )
 
 
 async def ameta_evaluate(
     judge: Any,
-    datasets: str | Sequence[str] = DATASETS,
+    datasets: str | Sequence[str] | pd.DataFrame = DATASETS,
     *,
     subsets: Sequence[str] | None = None,
     n: int | None = None,
     seed: int = 0,
+    label: str = "label",
+    target: str | None = None,
     progress: bool | Progress = True,
 ) -> MetaEvaluation:
     """Async twin of `meta_evaluate`."""
-    sets = labelled_sets([datasets] if isinstance(datasets, str) else list(datasets), subsets, n, seed)
+    items: list[PairItem] | None = None
+    if isinstance(datasets, pd.DataFrame):
+        sets, items = user_sets(datasets, label, target, subsets, n, seed)
+    else:
+        if target is not None:
+            raise InputError("target= applies to your own labelled conversations (a DataFrame), not the shipped sets")
+        sets = labelled_sets([datasets] if isinstance(datasets, str) else list(datasets), subsets, n, seed)
     compare = _comparer(judge)
     judge.check()
     name = str(getattr(judge, "display_name", None) or getattr(judge, "name", None) or type(judge).__name__)
     frames = [frame.assign(dataset=dataset, subset=subset) for dataset, subset, frame in sets]
     pairs = pd.concat(frames, ignore_index=True)
-    items = [PairItem(q, a, b) for q, a, b in zip(pairs["question"], pairs["response_a"], pairs["response_b"])]
+    if items is None:
+        items = [PairItem(q, a, b) for q, a, b in zip(pairs["question"], pairs["response_a"], pairs["response_b"])]
     started = time.perf_counter()
     async with run_scope(progress, 2 * len(items), f"meta-evaluating ({name})") as run:
         first, second, seconds = await compare(judge, items, run.session, run.progress)
@@ -221,7 +294,16 @@ def _comparer(judge: Any) -> Any:
 async def _pairwise(
     judge: Any, items: list[PairItem], session: CallSession, bar: Progress
 ) -> tuple[list[Outcome], list[Outcome], list[float]]:
-    mirrored = [PairItem(i.question, i.response_b, i.response_a, i.reference) for i in items]
+    mirrored = [
+        dataclasses.replace(
+            i,
+            response_a=i.response_b,
+            response_b=i.response_a,
+            conversation_a=i.conversation_b,
+            conversation_b=i.conversation_a,
+        )
+        for i in items
+    ]
     results = await judge.acompare_items([*items, *mirrored], session, bar)
     first = [_outcome(r, swapped=False) for r in results[: len(items)]]
     second = [_outcome(r, swapped=True) for r in results[len(items) :]]
@@ -244,14 +326,21 @@ def _seconds(result: Any) -> float:
 async def _pointwise(
     judge: Any, items: list[PairItem], session: CallSession, bar: Progress
 ) -> tuple[list[Outcome], list[Outcome], list[float]]:
-    """Score every response alone; both presentations of a pair are the same two scores (no order exists)."""
-    prompts = [i.question for i in items for _ in (0, 1)]
-    responses = [r for i in items for r in (i.response_a, i.response_b)]
-    result = await judge.ascore(prompts, responses, progress=bar)
+    """Score every response (or conversation's judged turn) alone; both presentations of a pair are the same two
+    scores (no order exists)."""
+    alone = [
+        Item(i.question, response, i.reference, conversation=view)
+        for i in items
+        for response, view in ((i.response_a, i.conversation_a), (i.response_b, i.conversation_b))
+    ]
+    if isinstance(judge, LLMJudge):
+        votes = await judge.ajudge(alone, session, bar)
+    else:
+        votes = (await judge.ascore_items(alone, session, bar)).vote_list
     outcomes: list[Outcome] = []
     seconds = []
     for k in range(len(items)):
-        a, b = _scored(judge, result, 2 * k), _scored(judge, result, 2 * k + 1)
+        a, b = _scored(judge, votes, 2 * k), _scored(judge, votes, 2 * k + 1)
         seconds.append(a[2] + b[2])
         if a[3] or b[3]:
             outcomes.append((None, None, a[3] or b[3]))
@@ -263,12 +352,12 @@ async def _pointwise(
     return outcomes, list(outcomes), seconds
 
 
-def _scored(judge: Any, result: Any, index: int) -> tuple[float, dict[str, float] | None, float, str | None]:
+def _scored(judge: Any, every: Any, index: int) -> tuple[float, dict[str, float] | None, float, str | None]:
     """(score, probabilities, model seconds, error) of one response: a judge's vote, or a panel's average."""
     if isinstance(judge, LLMJudge):
-        vote = result.vote_list[index]
+        vote = every[index]
         return vote.score, vote.probabilities, 0.0 if vote.cached else vote.latency_s, vote.error
-    votes = [v for v in result.vote_list if v.item == index]
+    votes = [v for v in every if v.item == index]
     scores = [v.score for v in votes if not math.isnan(v.score)]
     seconds = sum(v.latency_s for v in votes if not v.cached)
     if not scores:
@@ -322,8 +411,10 @@ def _metrics(judge: str, dataset: str, subset: str, part: pd.DataFrame) -> dict[
         "s_per_pair": float(part.groupby("pair_id")["seconds"].sum().mean()),
         "source": "measured",
     }
-    if dataset == "pandalm" and len(answered):
-        labels = ["A", "B", "tie"]
+    if dataset in ("pandalm", LABELLED) and len(answered):
+        # Your own pairs without a tie, labelled or judged, are scored on A and B only (F1 of ties left empty).
+        ties = dataset == "pandalm" or bool(((answered["label"] == "tie") | (answered["winner"] == "tie")).any())
+        labels = ["A", "B", "tie"] if ties else ["A", "B"]
         row["kappa"] = cohen_kappa(answered["winner"], answered["label"])
         row["macro_f1"] = f1(answered["winner"], answered["label"], labels=labels)
         for label in labels:

@@ -1,6 +1,10 @@
 """PairwiseJudge as alignment's subject: its signal is P(a better) (1 / 0.5 / 0 for a bare verdict); it can show
 decided pairs as examples, score each response under another template, take a rewritten criterion and carry a
-lean, a tie margin and the chance that the person agrees with each verdict (its confidence, calibrated)."""
+lean, a tie margin and the chance that the person agrees with each verdict (its confidence, calibrated).
+
+The labelled table holds question, response_a, response_b, or conversations as `compare_many` reads them: a
+`history` column with two replies (response_a, response_b), or conversation_a and conversation_b (their last turns,
+or `target="whole"`)."""
 
 from __future__ import annotations
 
@@ -25,8 +29,9 @@ from ..alignment import (
     aalign_subject,
     fixed,
 )
+from ..alignment._calibration import calibration_key
+from ..conversations._render import JudgedConversation, pair_blocks, shares_history, transcript
 from ..engine import CallSession
-from ..labels import item_key
 from ..scoring import Generator
 from ..scoring._alignment import reflector_for
 from ..templates import Template
@@ -48,10 +53,11 @@ class PairwiseSubject:
     labels: Labels
     templates: Sequence[str | Template] | None = None
     pairwise: bool = True
+    target: str | None = None
     _items: list[PairItem] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self._items, _ = pairs_from(self.frame, None, None, None)
+        self._items, _ = pairs_from(self.frame, None, None, None, target=self.target)
         self.judge = self.judge.with_options(lean=0.0, examples=(), calibration=None)
 
     def items(self) -> Sequence[PairItem]:
@@ -82,10 +88,11 @@ class PairwiseSubject:
     def _example(self, row: int) -> PairExample:
         item = self._items[row]
         winner: Winner = ("A", "B", "tie")[int(self.labels.codes[row])]
+        question, response_a, response_b = _shown(item)
         return PairExample(
-            question=item.question,
-            response_a=item.response_a,
-            response_b=item.response_b,
+            question=question,
+            response_a=response_a,
+            response_b=response_b,
             winner=winner,
             reference=item.reference,
         )
@@ -120,6 +127,8 @@ class PairwiseSubject:
 
     def material(self, row: int) -> str:
         item = self._items[row]
+        if item.conversation_a is not None and item.conversation_b is not None:
+            return "\n".join(pair_blocks(item.conversation_a, item.conversation_b))
         return "\n".join(
             [
                 fence("question", item.question),
@@ -135,13 +144,32 @@ class PairwiseSubject:
         if isinstance(rule, PairRule):
             calibration = rule.agreement if judge.method != "verdict" else None
             if calibration is not None:
-                calibration = calibration.model_copy(update={"items": tuple(item_key(i) for i in self._items)})
+                calibration = calibration.model_copy(update={"items": tuple(calibration_key(i) for i in self._items)})
             return judge.with_options(lean=rule.lean, tie_margin=rule.tie_margin, calibration=calibration)
         return judge
 
 
-def _subject(judge: PairwiseJudge, frame: pd.DataFrame, labels: Labels, templates: Any) -> PairwiseSubject:
-    return PairwiseSubject(judge, frame, labels, templates)
+def _shown(item: PairItem) -> tuple[str, str, str]:
+    """(question, response a, response b) as a decided example shows a pair: its texts; for two replies to one
+    history the conversation so far (`role: text` paragraphs) and the replies; for two conversations each one's
+    transcript up to its judged turn (or whole)."""
+    a, b = item.conversation_a, item.conversation_b
+    if a is None or b is None:
+        return item.question, item.response_a, item.response_b
+    if shares_history(a, b):
+        return transcript(a.history), item.response_a, item.response_b
+    return item.question, _transcript(a), _transcript(b)
+
+
+def _transcript(view: JudgedConversation) -> str:
+    messages = view.conversation.messages
+    return transcript(messages if view.judged is None else messages[: view.judged[1]])
+
+
+def _subject(
+    judge: PairwiseJudge, frame: pd.DataFrame, labels: Labels, templates: Any, target: str | None = None
+) -> PairwiseSubject:
+    return PairwiseSubject(judge, frame, labels, templates, True, target)
 
 
 async def aalign_pairwise(
@@ -150,16 +178,19 @@ async def aalign_pairwise(
     label: str = "label",
     *,
     templates: Sequence[str | Template] | None = None,
+    target: str | None = None,
     reflector: str | Generator | None = None,
     **options: Any,
 ) -> PairwiseJudge:
-    """PairwiseJudge.aalign: A / B / tie labels on a table of question, response_a, response_b; `templates` are
-    the pointwise templates tried (the pointwise method); the rest are `jw.alignment.AlignOptions`."""
+    """PairwiseJudge.aalign: A / B / tie labels on a table of question, response_a, response_b, or of
+    conversations (history with response_a and response_b; or conversation_a and conversation_b, judged under
+    `target`); `templates` are the pointwise templates tried (the pointwise method); the rest are
+    `jw.alignment.AlignOptions`."""
     aligned: PairwiseJudge = await aalign_subject(
         judge,
         labelled,
         label,
-        lambda frame, labels: _subject(judge, frame, labels, templates),
+        lambda frame, labels: _subject(judge, frame, labels, templates, target),
         pairwise=True,
         reflector=reflector_for(reflector),
         **options,
@@ -173,16 +204,18 @@ async def aalign_pairwise_panel(
     label: str = "label",
     *,
     templates: Sequence[str | Template] | None = None,
+    target: str | None = None,
     reflector: str | Generator | None = None,
     **options: Any,
 ) -> PairwisePanel:
-    """PairwisePanel.aalign: every member aligned, then a weighted vote by held-out agreement when that helps."""
+    """PairwisePanel.aalign: every member aligned, then a weighted vote by held-out agreement when that helps
+    (conversations and `target` as `aalign_pairwise`'s)."""
     aligned, weights, report = await aalign_members(
         panel.judges,
         panel.names,
         labelled,
         label,
-        lambda judge, frame, labels: _subject(judge, frame, labels, templates),
+        lambda judge, frame, labels: _subject(judge, frame, labels, templates, target),
         pairwise=True,
         reflector=reflector_for(reflector),
         **options,

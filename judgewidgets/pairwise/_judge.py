@@ -295,9 +295,10 @@ class PairwiseJudge:
         self.caller.check()
 
     def align(self, labelled: pd.DataFrame, label: str = "label", **options: Any) -> PairwiseJudge:
-        """A copy aligned with a person's A / B / tie labels (columns question, response_a, response_b),
-        carrying its `alignment_report` measured on labels the alignment never used. Options as
-        `LLMJudge.align`'s (`templates`: the pointwise templates tried)."""
+        """A copy aligned with a person's A / B / tie labels (columns question, response_a, response_b; or
+        history, response_a, response_b; or conversation_a, conversation_b with `target`), carrying its
+        `alignment_report` measured on labels the alignment never used. Options as `LLMJudge.align`'s
+        (`templates`: the pointwise templates tried)."""
         return run_sync(self.aalign(labelled, label, **options))
 
     async def aalign(self, labelled: pd.DataFrame, label: str = "label", **options: Any) -> PairwiseJudge:

@@ -1,5 +1,9 @@
 """LLMJudge as alignment's subject: its signal is its own (uncalibrated) score; it can try the built-in templates,
-show labelled items as anchors, take a rewritten instruction and carry a calibration map."""
+show labelled items as anchors, take a rewritten instruction and carry a calibration map.
+
+The labelled table holds texts (prompt and response columns) or conversations (`conversation_col`: message lists
+or their JSON, one conversation and one label per row, judged under `target`), read by the same `judged_items` as
+`LLMJudge.score`."""
 
 from __future__ import annotations
 
@@ -13,7 +17,8 @@ import pandas as pd
 from .._errors import ConfigurationError, InputError
 from .._fence import fence
 from .._progress import Progress
-from .._records import Item, build_items
+from .._records import Item
+from .._rows import row_items
 from ..alignment import (
     REFLECTION_SYSTEM,
     AsJudged,
@@ -27,8 +32,10 @@ from ..alignment import (
     aalign_subject,
     fixed,
 )
+from ..alignment._calibration import calibration_key
+from ..conversations import Target, check_target
+from ..conversations._render import judged_material, reply_text, transcript
 from ..engine import CallSession
-from ..labels import item_key
 from ..templates import Anchor, Template
 from ..templates._builtin import BUILTIN_TEMPLATES
 from ._generate import Generator
@@ -50,23 +57,35 @@ class PointwiseSubject:
     columns: dict[str, str]
     templates: Sequence[str | Template] | None = None
     pairwise: bool = False
+    conversation_col: str | None = None
+    target: str | None = None
     _items: list[Item] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         prompt, response, reference = (self.columns[k] for k in ("prompt", "response", "reference"))
-        missing = [c for c in (prompt, response) if c not in self.frame.columns]
+        wanted = [self.conversation_col] if self.conversation_col else [prompt, response]
+        missing = [str(c) for c in wanted if c not in self.frame.columns]
         if missing:
             found = ", ".join(map(str, self.frame.columns))
             raise InputError(f"the labelled table lacks column(s) {', '.join(missing)}; found: {found}")
-        refs = self.frame[reference].tolist() if reference in self.frame.columns else None
-        self._items = build_items(self.frame[prompt].tolist(), self.frame[response].tolist(), refs)
+        if self.conversation_col:  # the target judged now is the one the aligned judge keeps (a template may change)
+            self.target = check_target(self.target, self.judge.default_target)
+        self._items = row_items(
+            self.frame,
+            conversation_col=self.conversation_col,
+            target=self.target,
+            default_target=self.judge.default_target,
+            prompt_col=prompt,
+            response_col=response,
+            reference_col=reference if reference in self.frame.columns else None,
+        )
         self.judge = self.judge.with_options(calibration=None)
 
     def items(self) -> Sequence[Item]:
         return self._items
 
     def lengths(self) -> np.ndarray:
-        return np.array([len(i.prompt) + len(i.response) + len(i.reference or "") for i in self._items])
+        return np.array([len(_shown(i)[0]) + len(_shown(i)[1]) + len(i.reference or "") for i in self._items])
 
     def prompts(self, levers: set[str]) -> list[Prompt]:
         own = self.judge.template
@@ -109,7 +128,8 @@ class PointwiseSubject:
         else:
             low, high = template.scale or (0.0, 1.0)
             answer = round(low + target * (high - low))
-        return Anchor(prompt=item.prompt, response=item.response, score=answer)
+        prompt, response = _shown(item)
+        return Anchor(prompt=prompt, response=response, score=answer)
 
     def rules(self, levers: set[str]) -> list[Rule]:
         return [AsJudged(), *([Calibrated()] if "rule" in levers else [])]
@@ -131,7 +151,10 @@ class PointwiseSubject:
 
     def material(self, row: int) -> str:
         item = self._items[row]
-        parts = [fence("question", item.prompt), fence("response", item.response)]
+        if item.conversation is not None:
+            parts = judged_material(item.conversation)[0]
+        else:
+            parts = [fence("question", item.prompt), fence("response", item.response)]
         if item.reference:
             parts.append(fence("reference", item.reference))
         return "\n".join(parts)
@@ -142,8 +165,22 @@ class PointwiseSubject:
         judge: LLMJudge = prompt.build(examples)
         calibration = rule.calibration if isinstance(rule, LevelRule) else None
         if calibration is not None:
-            calibration = calibration.model_copy(update={"items": tuple(item_key(i) for i in self._items)})
+            calibration = calibration.model_copy(update={"items": tuple(calibration_key(i) for i in self._items)})
+        if self.target is not None:  # aligned on conversations: it judges the same part of them from now on
+            return judge.with_options(calibration=calibration, target=self.target)
         return judge.with_options(calibration=calibration)
+
+
+def _shown(item: Item) -> tuple[str, str]:
+    """(question, response) as a labelled example shows the item: its texts; for a conversation's last turn the
+    conversation before it (`role: text` paragraphs) and the reply, for a whole one the first user message and the
+    transcript."""
+    view = item.conversation
+    if view is None:
+        return item.prompt, item.response
+    if view.judged is None:
+        return item.prompt, transcript(view.conversation.messages)
+    return transcript(view.history), reply_text(view)
 
 
 def reflector_for(reflector: str | Generator | None) -> Generator | None:
@@ -167,12 +204,17 @@ def reflector_for(reflector: str | Generator | None) -> Generator | None:
 
 
 def _subject_maker(
-    templates: Sequence[str | Template] | None, prompt_col: str, response_col: str, reference_col: str
+    templates: Sequence[str | Template] | None,
+    prompt_col: str,
+    response_col: str,
+    reference_col: str,
+    conversation_col: str | None = None,
+    target: Target | None = None,
 ) -> Callable[[LLMJudge, pd.DataFrame, Labels], PointwiseSubject]:
     columns = {"prompt": prompt_col, "response": response_col, "reference": reference_col}
 
     def make(judge: LLMJudge, frame: pd.DataFrame, labels: Labels) -> PointwiseSubject:
-        return PointwiseSubject(judge, frame, labels, columns, templates)
+        return PointwiseSubject(judge, frame, labels, columns, templates, False, conversation_col, target)
 
     return make
 
@@ -186,12 +228,16 @@ async def aalign_judge(
     prompt_col: str = "prompt",
     response_col: str = "response",
     reference_col: str = "reference",
+    conversation_col: str | None = None,
+    target: Target | None = None,
     reflector: str | Generator | None = None,
     **options: Any,
 ) -> LLMJudge:
     """LLMJudge.aalign: `templates` replaces the built-ins tried by the template lever; the columns name the
-    labelled table's texts; the rest are `jw.alignment.AlignOptions`."""
-    make = _subject_maker(templates, prompt_col, response_col, reference_col)
+    labelled table's texts, or `conversation_col` its conversations (message lists or their JSON, one per row)
+    judged under `target` ("last_turn" or "whole"; default the judge's `default_target`), which the aligned
+    judge then keeps as its own; the rest are `jw.alignment.AlignOptions`."""
+    make = _subject_maker(templates, prompt_col, response_col, reference_col, conversation_col, target)
     aligned: LLMJudge = await aalign_subject(
         judge,
         labelled,
@@ -214,10 +260,15 @@ async def aalign_panel(
     prompt_col: str = "prompt",
     response_col: str = "response",
     reference_col: str = "reference",
+    conversation_col: str | None = None,
+    target: Target | None = None,
     reflector: str | Generator | None = None,
     **options: Any,
 ) -> LLMPanel:
-    """LLMPanel.aalign: every member aligned, then weighted by held-out agreement when that helps."""
+    """LLMPanel.aalign: every member aligned, then weighted by held-out agreement when that helps; conversations
+    and `target` as `aalign_judge`'s (by default the panel's `default_target`, for every member alike)."""
+    if conversation_col and target is None:
+        target = panel.default_target
     for name, member in zip(panel.names, panel.judges):
         if not isinstance(member, LLMJudge):
             raise ConfigurationError(f"panel member {name!r} is a {type(member).__name__}: only LLMJudges align")
@@ -228,13 +279,13 @@ async def aalign_panel(
         panel.names,
         labelled,
         label,
-        _subject_maker(templates, prompt_col, response_col, reference_col),
+        _subject_maker(templates, prompt_col, response_col, reference_col, conversation_col, target),
         pairwise=False,
         scale_of_judge=scales.pop() if len(scales) == 1 else None,
         reflector=reflector_for(reflector),
         **options,
     )
-    result = LLMPanel(aligned, weights=weights)
+    result = LLMPanel(aligned, weights=weights, target=target or panel.target)
     result.names = list(panel.names)
     result.alignment_report = report
     return result

@@ -421,7 +421,8 @@ class LLMJudge:
         """A copy of this judge aligned with a person's labels (pass/fail or scores) in `labelled[label]`,
         carrying its `alignment_report`: agreement before and after, measured on labels the alignment never used.
         Options: `jw.alignment.AlignOptions`, plus `templates`, `reflector` and the text columns (`prompt_col`,
-        `response_col`, `reference_col`)."""
+        `response_col`, `reference_col`), or `conversation_col` (one conversation per row) and `target`
+        ("last_turn" or "whole"), which the aligned judge keeps."""
         return run_sync(self.aalign(labelled, label, **options))
 
     async def aalign(self, labelled: pd.DataFrame, label: str = "label", **options: Any) -> LLMJudge:

@@ -68,7 +68,7 @@ def test_pairwise_mode_reads_a_dataframe_of_conversations(ip) -> None:  # type: 
         ("--data chats --conversation-col nope", "no column 'nope'"),
         ("--data chats -c messages --target sideways", "invalid choice"),
         ("--data chats -c messages --mode tournament", "--mode tournament"),
-        ("--data chats -c messages --labels x.csv", "not yet conversations"),
+        ("--data chats -c messages --target each_turn --labels x.csv", "one label per conversation"),
     ],
 )
 def test_bad_conversation_options_are_usage_errors(ip, line: str, message: str) -> None:  # type: ignore[no-untyped-def]
