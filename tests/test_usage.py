@@ -140,3 +140,102 @@ def test_a_pipeline_spends_what_it_estimated() -> None:
     frame = pipeline.run(PROMPTS, RESPONSES, baselines=BASELINES, progress=False)
     spent = Usage.total(Usage(**usage) for usage in frame.attrs["usage"].values())
     _agree(estimate, spent, transport)
+
+
+def _billed_judge(transport: ScriptedTransport, name: str = "j", **options: object) -> jw.LLMJudge:
+    return jw.LLMJudge(
+        "openai/scripted",
+        name=name,
+        transport=transport,
+        cache=False,
+        api_key="sk-x",
+        structured_output=True,
+        probability_weighted=False,
+        **options,  # type: ignore[arg-type]
+    )
+
+
+def _billed_pairwise(transport: ScriptedTransport, name: str = "pj") -> jw.PairwiseJudge:
+    return jw.PairwiseJudge(
+        "openai/pairwise",
+        name=name,
+        method="verdict",
+        transport=transport,
+        cache=False,
+        api_key="sk-x",
+        structured_output=True,
+    )
+
+
+def _rubric(transport: ScriptedTransport) -> tuple[jw.Rubric, jw.CriterionGrader]:
+    rubric = jw.Rubric(
+        [
+            jw.Criterion("The answer is correct", name="correct"),
+            jw.Criterion(
+                "How clear is it?",
+                name="clarity",
+                options=[jw.CriterionOption("poor", 0.0), jw.CriterionOption("good", 1.0)],
+            ),
+        ]
+    )
+    return rubric, jw.CriterionGrader([_billed_judge(transport, "g1"), _billed_judge(transport, "g2")], seed=1)
+
+
+LEVELED = jw.LeveledRubric(
+    [
+        jw.Dimension("accuracy", 0.6, {3: "All correct", 2: "Partly", 1: "Wrong"}),
+        jw.Dimension("clarity", 0.4, {3: "Clear", 2: "Muddled", 1: "Confusing"}),
+    ]
+)
+CANDIDATES = {name: [f"[{name}] answer to {q}" for q in PROMPTS] for name in ("terse", "plain", "long")}
+RESULTS = {
+    "JudgeResult": lambda t: _billed_judge(t).score(PROMPTS, RESPONSES, progress=False),
+    "PanelResult": lambda t: jw.LLMPanel([_billed_judge(t, "a"), _billed_judge(t, "b", explanations=True)]).score(
+        PROMPTS, RESPONSES, progress=False
+    ),
+    "PairwiseResult": lambda t: _billed_pairwise(t).compare("q", "answer one", "answer two"),
+    "PanelComparison": lambda t: jw.PairwisePanel([_billed_pairwise(t, "x"), _billed_pairwise(t, "y")]).compare(
+        "q", "one", "two"
+    ),
+    "PairwiseTable": lambda t: _billed_pairwise(t).compare_many(PROMPTS, RESPONSES, BASELINES, progress=False),
+    "TournamentResult": lambda t: jw.Tournament(_billed_pairwise(t), seed=0, bootstrap=20).run(
+        PROMPTS, CANDIDATES, progress=False
+    ),
+    "RubricReport": lambda t: (lambda r, g: g.grade(r, "Paris", query="Capital of France?"))(*_rubric(t)),
+    "GradingResult": lambda t: (lambda r, g: g.grade_many(r, pd.DataFrame({"prompt": PROMPTS, "response": RESPONSES})))(
+        *_rubric(t)
+    ),
+    "LeveledReport": lambda t: LEVELED.grade("Paris", "Capital of France?", grader=_billed_judge(t, "lv")),
+    "LeveledResult": lambda t: LEVELED.grade_many(RESPONSES, PROMPTS, grader=_billed_judge(t, "lv"), progress=False),
+    "AspectResult": lambda t: jw.AspectEvaluator(["relevance", "clarity"], judge=_billed_judge(t, "asp")).evaluate(
+        PROMPTS, RESPONSES, progress=False
+    ),
+    "SequentialResult": lambda t: jw.SequentialRater(
+        [_billed_judge(t, "r")], scale=(1, 5), pilot=3, max_samples=4
+    ).rate("q", "4"),
+    "SequentialFrame": lambda t: jw.SequentialRater(
+        [_billed_judge(t, "r")], scale=(1, 5), pilot=3, max_samples=4
+    ).rate_many(PROMPTS, RESPONSES, progress=False),
+    "PipelineTable": lambda t: jw.EvaluationPipeline(
+        {"quality": _billed_judge(t, "q"), "rubric": _rubric(t)}, weights={"quality": 0.6, "rubric": 0.4}
+    ).run(PROMPTS, RESPONSES, progress=False),
+}
+
+
+@pytest.mark.parametrize("kind", list(RESULTS))
+def test_every_result_that_made_calls_adds_their_usage_up(kind: str) -> None:
+    """`.usage` on every result that judged something: what its calls were billed, added up — and what `save()`
+    records as the run's usage."""
+    from tests.runs.helpers import reply
+
+    transport = ScriptedTransport(reply)  # bills each answer 10 prompt tokens, 3 completion tokens, $0.001
+    result = RESULTS[kind](transport)
+    assert type(result).__name__ == kind
+    usage = result.usage
+    calls = len(transport.requests)
+    assert isinstance(usage, Usage) and calls > 0
+    assert (usage.attempts, usage.prompt_tokens, usage.completion_tokens) == (calls, 10 * calls, 3 * calls)
+    assert usage.cost_usd == pytest.approx(0.001 * calls) and usage.cached is False
+    saved = Usage(**result._dump().usage)
+    assert saved.model_dump(exclude={"latency_s", "cost_usd"}) == usage.model_dump(exclude={"latency_s", "cost_usd"})
+    assert (saved.latency_s, saved.cost_usd) == pytest.approx((usage.latency_s, usage.cost_usd))

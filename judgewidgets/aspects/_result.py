@@ -12,6 +12,7 @@ import pandas as pd
 
 from .._records import Item
 from .._saved import Dump, Keepable, plain
+from ..engine import Usage
 from ..scoring._results import PanelResult
 from ._aspect import Aspect
 
@@ -54,6 +55,11 @@ class AspectResult(Keepable):
             panel=panel,
             provenance=dump.provenance,
         )
+
+    @property
+    def usage(self) -> Usage:
+        """What every aspect's calls cost together."""
+        return self.panel.usage
 
     @property
     def names(self) -> list[str]:

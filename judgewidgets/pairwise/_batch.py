@@ -8,7 +8,8 @@ from typing import Any
 import pandas as pd
 
 from .._errors import InputError
-from .._saved import Dump, KeptFrame, usage_of_table
+from .._saved import Dump, KeptFrame
+from ..engine import Usage
 from ._records import (
     PairItem,
     PairwiseResult,
@@ -38,10 +39,18 @@ class PairwiseTable(KeptFrame):
                 [w if isinstance(w, str) else None for w in self.get("winner", pd.Series(dtype=object))],
                 [c if isinstance(c, bool) else None for c in self.get("consistent", pd.Series(dtype=object))],
             ),
-            usage=usage_of_table(pd.DataFrame(self)),
+            usage=self.usage.model_dump(),
             judges=judges,
             inputs=[{c: row[c] for c in texts} for row in self[texts].to_dict("records")] if texts else None,
             provenance=self.provenance,
+        )
+
+    @property
+    def usage(self) -> Usage:
+        """What every order's calls cost together (from `attrs["verdicts"]`: two calls per pair when swapped)."""
+        verdicts = [dict(v) for v in self.attrs.get("verdicts") or []]
+        return Usage.total(
+            Usage(**{k: None if pd.isna(v[k]) else v[k] for k in Usage.model_fields if k in v}) for v in verdicts
         )
 
     @classmethod

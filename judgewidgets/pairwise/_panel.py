@@ -15,7 +15,7 @@ from .._progress import Progress
 from .._run import run_scope
 from .._runner import run_sync
 from .._saved import Dump, Keepable, provenance, record_rows, usage_of
-from ..engine import CallSession
+from ..engine import CallSession, Usage
 from ..scoring import CostEstimate, JudgeCostEstimate
 from ..scoring._aggregate import check_weights
 from ._batch import PairwiseTable, one_pair, pairs_from, stamped
@@ -98,6 +98,11 @@ class PanelComparison(BaseModel, Keepable):
     def verdicts(self) -> list[OrderVerdict]:
         """Every judge's verdict on every order."""
         return [v for result in self.vote_list for v in result.verdicts]
+
+    @property
+    def usage(self) -> Usage:
+        """What every judge's calls on both orders cost together."""
+        return Usage.total(self.verdicts)
 
 
 def tally(results: Sequence[PairwiseResult], weights: Sequence[float]) -> tuple[Winner | None, float | None]:

@@ -518,6 +518,7 @@ def verdict_rows(frame: pd.DataFrame, results: Sequence[Any]) -> pd.DataFrame:
                     "confidence": v.confidence,
                     "error": v.error,
                     "position": position,
+                    **v.usage_fields(),  # what this order's calls cost (PairwiseTable.usage adds them up)
                 }
             )
     long = pd.DataFrame(rows)

@@ -18,6 +18,7 @@ from .._saved import Dump, Keepable, provenance, usage_of_table
 from ..conversations import Conversation, check_target, judged_views, parse_conversations
 from ..conversations._render import JudgedConversation
 from ..conversations._targets import last_user_text
+from ..engine import Usage
 from ._bradley_terry import fit, game_matrices, mle_exists
 from ._corrected import CorrectedRanking, corrected_ranking
 from ._formats import PairingFormat, get_format
@@ -42,7 +43,9 @@ class TournamentResult(Keepable):
     ties count debiased comparisons (orders that disagree are a tie). `matches`: every verdict, one row per
     comparison, order (and judge, for panels): pair_id, batch, question_index, model_a, model_b, judge, swapped,
     winner (this order's, in the pair's own A/B terms), verdict, confidence, outcome (the comparison's debiased
-    winner), consistent, error. `jw.bradley_terry(matches)` and `jw.position_bias(matches)` read it directly.
+    winner), consistent, error, and what the order's calls cost (latency_s, prompt_tokens, completion_tokens,
+    cost_usd, cached, attempts; `usage` adds them up). `jw.bradley_terry(matches)` and `jw.position_bias(matches)`
+    read it directly.
     `questions`: the questions asked, question_index their position. `corrected(human_labels)` corrects the
     ratings with a person's verdicts on some of the comparisons.
     """
@@ -74,7 +77,7 @@ class TournamentResult(Keepable):
             },
             tables={"ranking": self.ranking, "matches": self.matches, "stability": self.stability},
             metrics=metrics,
-            usage=usage_of_table(self.matches),
+            usage=self.usage.model_dump(),
             judges=judges,
             inputs=[{"question": q} for q in self.questions],
             provenance=self.provenance,
@@ -102,6 +105,11 @@ class TournamentResult(Keepable):
             f"{self.comparisons} comparisons, rated by {self.rating}</p>"
         )
         return head + shown.to_html(index=False, float_format=lambda v: f"{v:.3f}")
+
+    @property
+    def usage(self) -> Usage:
+        """What every order's calls cost together (`matches`' latency_s, tokens, cost_usd, cached, attempts)."""
+        return Usage(**usage_of_table(self.matches, calls="attempts"))
 
     @property
     def comparisons(self) -> int:
@@ -375,6 +383,7 @@ class Tournament:
                         "outcome": result.winner,
                         "consistent": result.consistent,
                         "error": verdict.error or result.error,
+                        **verdict.usage_fields(),
                     }
                 )
         state.record(a, b, scores, swapped, outcome)
@@ -410,6 +419,7 @@ MATCH_COLUMNS = [
     "outcome",
     "consistent",
     "error",
+    *Usage.model_fields,
 ]
 
 

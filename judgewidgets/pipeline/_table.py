@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._saved import Dump, KeptFrame, mean_or_nan
+
+if TYPE_CHECKING:
+    from ..engine import Usage
 
 TEXT_COLUMNS = ("prompt", "response", "reference", "baseline")
 
@@ -17,6 +20,13 @@ class PipelineTable(KeptFrame):
     def stages(self) -> list[str]:
         """The stages' names (each has a score column, `<stage>_error` and `<stage>_detail`)."""
         return [str(c)[: -len("_error")] for c in self.columns if str(c).endswith("_error")]
+
+    @property
+    def usage(self) -> Usage:
+        """What every stage's calls cost together (each stage's own in `attrs["usage"]`)."""
+        from ..engine import Usage
+
+        return Usage(**_total((self.attrs.get("usage") or {}).values()))
 
     def _dump(self) -> Dump:
         """The table (review reasons as JSON lists) and each stage's usage; the headline is the mean final score,

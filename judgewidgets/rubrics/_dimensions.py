@@ -32,7 +32,7 @@ from .._records import _as_text_list
 from .._run import run_scope
 from .._runner import run_sync
 from .._saved import Dump, Keepable, mean_or_nan, plain, provenance, usage_of
-from ..engine import CallSession
+from ..engine import CallSession, Usage
 from ..scoring._judge import LLMJudge
 from ._criterion import Criterion, CriterionOption
 from ._grader import CriterionGrader
@@ -164,6 +164,11 @@ class LeveledReport(BaseModel, Keepable):
     @classmethod
     def _restore(cls, dump: Dump) -> LeveledReport:
         return leveled_from(dump)[0].model_copy(update={"provenance": dump.provenance})
+
+    @property
+    def usage(self) -> Usage:
+        """What every call of the grade cost together (its rubric report's)."""
+        return self.report.usage
 
     @property
     def percent(self) -> float | None:
@@ -441,6 +446,11 @@ class LeveledResult(Keepable):
     def _restore(cls, dump: Dump) -> LeveledResult:
         state = dump.state
         return cls(leveled_from(dump), list(state["submissions"]), list(state["queries"]), dump.provenance)
+
+    @property
+    def usage(self) -> Usage:
+        """What every call of every grade cost together."""
+        return Usage.total(r.usage for r in self.reports)
 
     def __len__(self) -> int:
         return len(self.reports)

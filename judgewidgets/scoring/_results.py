@@ -12,6 +12,7 @@ import pandas as pd
 from .._records import Item, Vote, item_from_row, item_row
 from .._review import ReviewPolicy, failure_kind, review_table
 from .._saved import Dump, Keepable, mean_or_nan, record_columns, usage_of
+from ..engine import Usage
 from ._aggregate import aggregate
 from ._conversations import conversation_columns, conversation_table
 
@@ -119,6 +120,11 @@ class JudgeResult(Keepable):
         """The same table as `votes` (its earlier name)."""
         return self.votes
 
+    @property
+    def usage(self) -> Usage:
+        """What every call behind the votes cost together."""
+        return Usage.total(self.vote_list)
+
     def scores(self) -> pd.DataFrame:
         """Items × judge table of normalised scores (one column, named by the judge; NaN where it failed)."""
         return pd.DataFrame({self.judge: self.score_list})
@@ -196,6 +202,11 @@ class PanelResult(Keepable):
     def votes(self) -> pd.DataFrame:
         """Tidy long table: item, judge, score, raw, explanation, error, latency_s, tokens, cost_usd, cached."""
         return votes_frame(self.vote_list)
+
+    @property
+    def usage(self) -> Usage:
+        """What every judge's calls cost together."""
+        return Usage.total(self.vote_list)
 
     def scores(self) -> pd.DataFrame:
         """Items × judges table of normalised scores (NaN where a judge failed)."""

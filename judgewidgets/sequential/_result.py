@@ -191,6 +191,11 @@ class SequentialFrame(KeptFrame):
         return frame
 
     @property
+    def usage(self) -> Usage:
+        """What every item's judgments cost together."""
+        return Usage.total(r.usage for r in getattr(self, "results", None) or [])
+
+    @property
     def traces(self) -> pd.DataFrame:
         results: list[SequentialResult] = getattr(self, "results", None) or []
         parts = [r.trace.assign(item=r.item) for r in results if len(r.trace)]
