@@ -1,7 +1,7 @@
 """Judging conversations: how often does the embedded judge tell a good last reply from its bad twin?
 
 Run: `python benchmarks/conversations.py [--limit N] [--templates true_false,likert,own] [--methods default,probability]
-[--fresh] [--out rows.csv]`.
+[--mt-bench] [--fresh] [--out rows.csv]`.
 
 Data: `jw.datasets.conversations()`, 45 pairs of twin conversations written for judgewidgets (Apache-2.0): each pair
 shares its history and differs only in the assistant's last reply, one good and one bad for a reason that is not a
@@ -69,6 +69,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--templates", default=TEMPLATES, help=f"last-turn templates, 'own' = each record's ({TEMPLATES})"
     )
     parser.add_argument("--methods", default=METHODS, help=f"pairwise methods, 'default' = as given ({METHODS})")
+    parser.add_argument(
+        "--mt-bench",
+        action="store_true",
+        help="also compare the 27 second-turn pairs on MT-Bench's questions (jw.datasets.mt_bench_pairs())",
+    )
     add_judge_options(parser)
     return parser.parse_args(argv)
 
@@ -141,12 +146,14 @@ async def pointwise_rows(judges: Judges, frame: pd.DataFrame, templates: Sequenc
     return rows
 
 
-async def pairwise_rows(judges: Judges, pairs: pd.DataFrame, methods: Sequence[str]) -> list[dict[str, Any]]:
+async def pairwise_rows(
+    judges: Judges, pairs: pd.DataFrame, methods: Sequence[str], name: str = "pairwise"
+) -> list[dict[str, Any]]:
     """One row per pair and method: each order's winner against the label, and the debiased winner."""
     rows = []
     for method in methods:
         judge = judges.pairwise(method)
-        setting = f"pairwise, {method}" + (f" ({judge.method})" if method == "default" else "")
+        setting = f"{name}, {method}" + (f" ({judge.method})" if method == "default" else "")
         table = await judge.acompare_many(
             histories=pairs["history"].tolist(),
             responses_a=pairs["response_a"].tolist(),
@@ -239,7 +246,7 @@ def percent(value: float, digits: int = 1) -> str:
 
 def print_tables(summaries: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]], judge: str) -> None:
     print(
-        f"\n{'setting (judge ' + judge + ')':32s} {'judged':>6s} {'accuracy [95 % CI]':>21s} {'twins ordered':>13s} "
+        f"\n{'setting (judge ' + judge + ')':40s} {'judged':>6s} {'accuracy [95 % CI]':>21s} {'twins ordered':>13s} "
         f"{'both orders':>11s} {'positional agreement':>24s} {'failed':>6s} {'s/judgment':>10s}"
     )
     for s in summaries:
@@ -251,10 +258,10 @@ def print_tables(summaries: Sequence[dict[str, Any]], rows: Sequence[dict[str, A
         else:
             twins, both, position = f"{s['twins_ordered']}/{s['twins']}", "", ""
         print(
-            f"{s['setting']:32s} {s['judged']:6d} {accuracy:>21s} {twins:>13s} {both:>11s} {position:>24s} "
+            f"{s['setting']:40s} {s['judged']:6d} {accuracy:>21s} {twins:>13s} {both:>11s} {position:>24s} "
             f"{s['failed']:6d} {s['s_per_judgment']:10.2f}"
         )
-    print(f"{'targets':32s} {'':6s} {'>= 90 %':>21s} {'':13s} {'':11s} {'>= 95 %':>24s}")
+    print(f"{'targets':40s} {'':6s} {'>= 90 %':>21s} {'':13s} {'':11s} {'>= 95 %':>24s}")
     print("(s/judgment: median of uncached calls; nan when every call came from the cache)")
     print("\naccuracy by kind")
     print(by_kind(rows).map(lambda v: f"{v:.0%}").to_string())
@@ -284,6 +291,10 @@ async def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     )
     rows = await pointwise_rows(judges, frame, templates)
     rows += await pairwise_rows(judges, pairs, methods)
+    if args.mt_bench:
+        mt_bench = jw.datasets.mt_bench_pairs()
+        mt_bench = mt_bench.assign(kind="mt_bench " + mt_bench["kind"])
+        rows += await pairwise_rows(judges, mt_bench, methods, "pairwise, MT-Bench turn 2")
     summaries = summarise(rows)
     print_tables(summaries, rows, args.model)
     write_rows(rows, args.out)

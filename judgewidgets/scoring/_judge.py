@@ -212,6 +212,20 @@ class LLMJudge:
         items = judged_items(prompts, responses, references, default_target=self.default_target, **inputs)
         return CostEstimate(judges=[self.estimate_items(items)])
 
+    def preview(
+        self,
+        prompts: Sequence[str] | str | None = None,
+        responses: Sequence[str] | str | None = None,
+        references: Sequence[str | None] | None = None,
+        **inputs: Any,
+    ) -> str:
+        """The request this judge would send for the first item of the batch (no call is made): each message as
+        `[role]` and its text, a conversation fenced and shortened as it would be. `inputs`: as `score`'s."""
+        items = judged_items(prompts, responses, references, default_target=self.default_target, **inputs)
+        params = self.request_params(prefilled=self.uses_prefill())
+        _, messages = self.request(items[0], self.item_params(items[0], params))
+        return "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in messages)
+
     def estimate_items(self, items: Sequence[Item], name: str | None = None) -> JudgeCostEstimate:
         """Tokens and dollars of judging `items`: the prompt tokens of the very requests a run sends (a
         conversation as the judge reads it, shortened to fit), and a typical completion length."""

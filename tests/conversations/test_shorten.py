@@ -143,3 +143,11 @@ def test_a_rubric_grader_shortens_the_conversation_it_grades() -> None:
     vote = report.criteria[0].votes[0]
     assert vote.shortened is not None and vote.shortened.startswith("turns 3-")
     assert "left out" in user_text(transport.requests[0])
+
+
+def test_preview_shows_the_request_as_sent_without_a_call() -> None:
+    judge, transport = long_judge()
+    text = judge.preview(conversations=[long_chat(12)])
+    assert text.startswith("[system]\nYou are an impartial") and "\n\n[user]\n<conversation>\n" in text
+    assert "left out: the conversation was shortened" in text and not transport.requests
+    assert "[user]\n<question>\nq\n</question>" in judge.preview(["q"], ["a"])
