@@ -2,10 +2,11 @@
 
 The opening (any system or developer message and the first user turn) and the latest turns are kept; whole
 exchanges in the middle are left out, oldest first, until the request fits. What is left out is one run of
-messages that ends just before a user turn, so no tool result loses its call and the judged turn always keeps the
-user turn it answers. The judge reads a line in its place saying which turns are missing, and every vote records
-it (`JudgedConversation.shortening`). A conversation that still does not fit once only its opening and latest user
-turn remain is sent as shortened as it can be; the model's own error then says it was too long.
+messages that ends just before a user turn (a run of user messages, kept or left out whole), so no tool result loses
+its call and the judged turn always keeps the user turn it answers. The judge reads a line in its place saying which
+turns are missing, and every vote records it (`JudgedConversation.shortening`). A conversation that still does not
+fit once only its opening and latest user turn remain is sent as shortened as it can be; the model's own error then
+says it was too long.
 """
 
 from __future__ import annotations
@@ -51,14 +52,17 @@ def _surely_fits(messages: Messages, budget: int) -> bool:
 
 def _next_cut(view: JudgedConversation) -> JudgedConversation | None:
     """`view` with one more exchange left out after its opening (None: only the opening and the latest user turn
-    are left)."""
+    are left). A user turn is a run of user messages (a document, then the question about it): a cut starts after
+    the first one's last message and ends before a later one's first, never inside one."""
     history = view.history
-    users = [i for i, message in enumerate(history) if message.role == "user"]
-    if len(users) < 2:
+    turns = [i for i, m in enumerate(history) if m.role == "user" and (i == 0 or history[i - 1].role != "user")]
+    if len(turns) < 2:
         return None
-    start = users[0] + 1
+    start = turns[0] + 1
+    while history[start].role == "user":  # the rest of the first user turn; a later turn starts after a non-user
+        start += 1
     end = view.omitted[1] if view.omitted is not None else start
-    later = [u for u in users[1:] if u > end]
+    later = [u for u in turns[1:] if u > end]
     return None if not later else replace(view, omitted=(start, later[0]))
 
 

@@ -151,3 +151,37 @@ def test_preview_shows_the_request_as_sent_without_a_call() -> None:
     assert text.startswith("[system]\nYou are an impartial") and "\n\n[user]\n<conversation>\n" in text
     assert "left out: the conversation was shortened" in text and not transport.requests
     assert "[user]\n<question>\nq\n</question>" in judge.preview(["q"], ["a"])
+
+
+def test_a_user_turn_of_several_messages_is_kept_or_left_out_whole() -> None:
+    """A user turn can be several user messages in a row (a document, then the question about it): the cut keeps
+    every message of the first user turn and of the turn the judged reply answers, and never splits one."""
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "I am vegetarian."},
+        {"role": "user", "content": "And I cook for four."},
+        {"role": "assistant", "content": "Noted: vegetarian, four people."},
+    ]
+    for k in range(1, 7):
+        messages += [
+            {"role": "user", "content": f"Question {k}: " + "where " * 60},
+            {"role": "assistant", "content": f"Answer {k}: " + "there " * 60},
+        ]
+    messages += [
+        {"role": "user", "content": "Here is the menu: soup, steak, risotto."},
+        {"role": "user", "content": "What should I order?"},
+        {"role": "assistant", "content": "The risotto."},
+    ]
+    chat = parse_conversation(messages)
+    view = judged_views([chat], "last_turn")[0]
+    shown, rendered = fit_to_context([view], render, 1, by_characters)
+    start, end = shown[0].omitted or (0, 0)
+    assert (start, end) == (2, len(messages) - 3)  # the two opening messages and the two latest user ones stay
+    assert chat.messages[start - 1].role == "user" and chat.messages[start].role != "user"
+    assert chat.messages[end - 1].role != "user"  # the cut does not end inside the latest user turn
+    text = rendered[0]["content"]
+    assert "And I cook for four." in text and "Here is the menu" in text and "What should I order?" in text
+    cuts = {fit_to_context([view], render, budget, by_characters)[0][0].omitted for budget in range(1, 1_000, 20)}
+    assert len(cuts - {None}) >= 3  # several steps of the cut, not only the last
+    for start, end in cuts - {None}:
+        assert chat.messages[start - 1].role == "user" != chat.messages[start].role
+        assert chat.messages[end].role == "user" != chat.messages[end - 1].role
