@@ -16,7 +16,7 @@ import pandas as pd
 from .._errors import InputError
 from ..scoring._turn_chart import per_turn_items
 from ._chart_widget import chart_widget
-from ._turns import judged_what, turn_rows, turns_html
+from ._turns import TURN_COLUMNS, judged_what, turn_rows, turns_html
 
 
 class DisagreementModel:
@@ -55,7 +55,7 @@ class DisagreementModel:
         """The item's conversation as rows (message, role, turn, text, judged, read: see `turn_rows`), up to the
         end of the judged turn; empty for an item that is not from a conversation."""
         view = self.result.items[item].conversation
-        return turn_rows(view) if view is not None else pd.DataFrame(columns=["message", "role", "turn", "text"])
+        return turn_rows(view) if view is not None else pd.DataFrame(columns=TURN_COLUMNS)
 
     def conversation_html(self, item: int) -> str:
         """The item's conversation as escaped HTML, one block per message with its role, the judged turn marked;

@@ -95,6 +95,8 @@ def test_an_item_without_a_conversation_shows_prompt_and_response() -> None:
     result = jw.LLMPanel([scripted("strict")]).score(["Dinner?"], ["Chicken."], progress=False)
     model = DisagreementModel(result)
     assert model.conversation_html(0) == "" and model.turns(0).empty and not model.per_turn
+    # the same columns as a conversation's turns, so code reading `judged` or `read` works on either
+    assert list(model.turns(0).columns) == list(DisagreementModel(panel_result([CHAT])).turns(0).columns)
     explorer = jw.DisagreementExplorer(result)
     assert "<b>Prompt:</b> Dinner?" in explorer.details.value and explorer.turn_chart is None
 
