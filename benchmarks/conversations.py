@@ -230,10 +230,12 @@ def summarise(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def by_kind(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
-    """Accuracy per setting (rows) and kind (columns)."""
+    """Accuracy per setting (rows) and kind (columns): the clear-cut set's kinds in their order, then any other
+    (the MT-Bench pairs' with --mt-bench); NaN where a setting has no pair of that kind."""
     frame = pd.DataFrame([{**r, "correct": float(r["correct"])} for r in rows])
     table = frame.pivot_table(index="setting", columns="kind", values="correct", aggfunc="mean", sort=False)
-    return table[[k for k in CONVERSATION_KINDS if k in table.columns]]
+    ours = [k for k in CONVERSATION_KINDS if k in table.columns]
+    return table[ours + [k for k in table.columns if k not in ours]]
 
 
 def met(value: float, target: float) -> str:
@@ -264,7 +266,7 @@ def print_tables(summaries: Sequence[dict[str, Any]], rows: Sequence[dict[str, A
     print(f"{'targets':40s} {'':6s} {'>= 90 %':>21s} {'':13s} {'':11s} {'>= 95 %':>24s}")
     print("(s/judgment: median of uncached calls; nan when every call came from the cache)")
     print("\naccuracy by kind")
-    print(by_kind(rows).map(lambda v: f"{v:.0%}").to_string())
+    print(by_kind(rows).map(lambda v: "" if np.isnan(v) else f"{v:.0%}").to_string())
     print()
     for s in summaries:
         line = f"targets, {s['setting']}: accuracy {percent(s['accuracy'])} ({met(s['accuracy'], TARGETS['accuracy'])})"

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import judgewidgets as jw
-from tests.benchmark_scripts import run_on_server
+from tests.benchmark_scripts import load_benchmark, run_on_server
 
 SETTINGS = [
     "last turn, true_false",
@@ -85,3 +85,17 @@ def test_a_judge_that_always_picks_the_first_slot_is_half_right() -> None:
     assert whole["setting"] == "whole, own template" and whole["accuracy"] == 0.5
     assert pairwise["accuracy"] == 0.5 and pairwise["positional_agreement"] == 0.0
     assert pairwise["both_orders_right"] == 0.0
+
+
+def test_accuracy_by_kind_keeps_the_mt_bench_kinds() -> None:
+    """With --mt-bench, the MT-Bench pairs' kinds ("mt_bench wrong", ...) are columns of the per-kind table beside
+    the clear-cut set's, so their accuracy is shown, not a row of blanks."""
+    script = load_benchmark("conversations")
+    rows = [
+        {"setting": "pairwise, verdict", "kind": "contradicts", "correct": 1.0},
+        {"setting": "pairwise, MT-Bench turn 2, verdict", "kind": "mt_bench wrong", "correct": 0.5},
+        {"setting": "pairwise, MT-Bench turn 2, verdict", "kind": "mt_bench history", "correct": 0.0},
+    ]
+    table = script.by_kind(rows)
+    assert list(table.columns) == ["contradicts", "mt_bench wrong", "mt_bench history"]
+    assert table.loc["pairwise, MT-Bench turn 2, verdict", "mt_bench wrong"] == 0.5
