@@ -248,7 +248,7 @@ def percent(value: float, digits: int = 1) -> str:
 
 def print_tables(summaries: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]], judge: str) -> None:
     print(
-        f"\n{'setting (judge ' + judge + ')':40s} {'judged':>6s} {'accuracy [95 % CI]':>21s} {'twins ordered':>13s} "
+        f"\n{'setting (judge ' + judge + ')':48s} {'judged':>6s} {'accuracy [95 % CI]':>21s} {'twins ordered':>13s} "
         f"{'both orders':>11s} {'positional agreement':>24s} {'failed':>6s} {'s/judgment':>10s}"
     )
     for s in summaries:
@@ -260,10 +260,10 @@ def print_tables(summaries: Sequence[dict[str, Any]], rows: Sequence[dict[str, A
         else:
             twins, both, position = f"{s['twins_ordered']}/{s['twins']}", "", ""
         print(
-            f"{s['setting']:40s} {s['judged']:6d} {accuracy:>21s} {twins:>13s} {both:>11s} {position:>24s} "
+            f"{s['setting']:48s} {s['judged']:6d} {accuracy:>21s} {twins:>13s} {both:>11s} {position:>24s} "
             f"{s['failed']:6d} {s['s_per_judgment']:10.2f}"
         )
-    print(f"{'targets':40s} {'':6s} {'>= 90 %':>21s} {'':13s} {'':11s} {'>= 95 %':>24s}")
+    print(f"{'targets':48s} {'':6s} {'>= 90 %':>21s} {'':13s} {'':11s} {'>= 95 %':>24s}")
     print("(s/judgment: median of uncached calls; nan when every call came from the cache)")
     print("\naccuracy by kind")
     print(by_kind(rows).map(lambda v: "" if np.isnan(v) else f"{v:.0%}").to_string())
