@@ -28,7 +28,8 @@ def fit_to_context(
 ) -> tuple[list[JudgedConversation], Messages]:
     """The views as a request of at most `budget` prompt tokens reads them, and that request (`render` builds it,
     `count` counts it). `budget` None (the model's context is unknown): unchanged. Of two views sharing one
-    history, the history is shortened once for both; of two separate conversations, the longer first."""
+    history, the history is shortened once for both; of two separate conversations, the longer first (of two as
+    long, the same one in either order)."""
     shown = list(views)
     messages = render(shown)
     if budget is None or _surely_fits(messages, budget) or count(messages) <= budget:
@@ -38,7 +39,8 @@ def fit_to_context(
         cuts = [(k, cut) for k, view in enumerate(shown[:1] if shared else shown) if (cut := _next_cut(view))]
         if not cuts:
             return shown, messages
-        k, cut = max(cuts, key=lambda pair: _shown_chars(shown[pair[0]]))
+        # the longer first; of two as long, the same one whichever slot it is in (its content decides, not its order)
+        k, cut = max(cuts, key=lambda pair: (_shown_chars(shown[pair[0]]), shown[pair[0]].conversation.to_json()))
         shown = [replace(view, omitted=cut.omitted) for view in shown] if shared else _with(shown, k, cut)
         messages = render(shown)
         if count(messages) <= budget:

@@ -5,13 +5,14 @@ estimates counting the request as it is sent."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 import judgewidgets as jw
 from judgewidgets.conversations import JudgedConversation, fit_to_context, judged_views, parse_conversation
-from judgewidgets.conversations._render import history_block
+from judgewidgets.conversations._render import history_block, pair_blocks
 from judgewidgets.engine import Caller
 from judgewidgets.testing import ScriptedTransport
 from tests.fakes import user_text
@@ -185,3 +186,21 @@ def test_a_user_turn_of_several_messages_is_kept_or_left_out_whole() -> None:
     for start, end in cuts - {None}:
         assert chat.messages[start - 1].role == "user" != chat.messages[start].role
         assert chat.messages[end].role == "user" != chat.messages[end - 1].role
+
+
+def test_two_conversations_of_one_length_are_shortened_alike_in_both_orders() -> None:
+    """Of two separate conversations equally long, the one cut first does not depend on which is shown first: in
+    both orders each conversation reads the same turns (else the slot, not the conversation, decides what is read)."""
+    a, b = long_chat(12), long_chat(12)
+    b[2] = {"role": "assistant", "content": b[2]["content"].replace("Answer", "Reply!")}  # same length, not shared
+    first, second = (judged_views([parse_conversation(c)], "last_turn")[0] for c in (a, b))
+
+    def pair(views: Sequence[JudgedConversation]) -> tuple[dict[str, str], ...]:
+        return ({"role": "user", "content": "\n".join(pair_blocks(views[0], views[1]))},)
+
+    full = by_characters(pair([first, second]))
+    for budget in (full - 10, full - 200, full // 2):
+        ab, _ = fit_to_context([first, second], pair, budget, by_characters)
+        ba, _ = fit_to_context([second, first], pair, budget, by_characters)
+        assert ab[0].omitted is not None or ab[1].omitted is not None  # shortened at all
+        assert (ab[0].omitted, ab[1].omitted) == (ba[1].omitted, ba[0].omitted), budget
