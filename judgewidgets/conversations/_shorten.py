@@ -35,6 +35,8 @@ def fit_to_context(
     if budget is None or _surely_fits(messages, budget) or count(messages) <= budget:
         return shown, messages
     shared = len(shown) == 2 and shares_history(shown[0], shown[1])
+    if len(shown) == 1 or shared:
+        return _least_cut(shown, render, budget, count)
     while True:
         cuts = [(k, cut) for k, view in enumerate(shown[:1] if shared else shown) if (cut := _next_cut(view))]
         if not cuts:
@@ -45,6 +47,35 @@ def fit_to_context(
         messages = render(shown)
         if count(messages) <= budget:
             return shown, messages
+
+
+def _least_cut(
+    shown: list[JudgedConversation], render: Render, budget: int, count: Callable[[Messages], int]
+) -> tuple[list[JudgedConversation], Messages]:
+    """One history (of one view, or shared by two) with the fewest exchanges left out that fits, found by bisection
+    (each cut leaves out more than the one before, so the counts only fall): a long transcript is rendered and
+    counted a few times, not once per exchange. None fits: the deepest cut."""
+    cuts: list[JudgedConversation] = []
+    cut = _next_cut(shown[0])
+    while cut is not None:
+        cuts.append(cut)
+        cut = _next_cut(cut)
+    if not cuts:
+        return shown, render(shown)
+    best: tuple[list[JudgedConversation], Messages] | None = None
+    low, high = 0, len(cuts) - 1
+    while low <= high:
+        middle = (low + high) // 2
+        candidate = [replace(view, omitted=cuts[middle].omitted) for view in shown]
+        messages = render(candidate)
+        if count(messages) <= budget:
+            best, high = (candidate, messages), middle - 1
+        else:
+            low = middle + 1
+    if best is None:
+        deepest = [replace(view, omitted=cuts[-1].omitted) for view in shown]
+        return deepest, render(deepest)
+    return best
 
 
 def _surely_fits(messages: Messages, budget: int) -> bool:

@@ -112,7 +112,7 @@ def context_window(model: str) -> int | None:
         info = litellm.get_model_info(model)
     except Exception:
         return None
-    window = info.get("max_input_tokens") or info.get("max_tokens")
+    window = info.get("max_input_tokens")  # not max_tokens: in the map that is often the output limit
     return int(window) if window else None
 
 

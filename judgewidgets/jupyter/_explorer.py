@@ -35,9 +35,11 @@ class DisagreementModel:
         return self.table["disagreement"].fillna(-1).sort_values(ascending=False, kind="stable").index.tolist()
 
     def details(self, item: int) -> pd.DataFrame:
-        """judge, score, raw (the answer as it came back), explanation, error for one item."""
+        """judge, score, raw (the answer as it came back), explanation, error for one item, and `shortened` (which
+        turns a judge left out of a conversation too long for its context) when any judge had to."""
         votes = self.result.votes
-        rows = votes[votes["item"] == item][["judge", "score", "raw", "explanation", "error"]]
+        columns = ["judge", "score", "raw", "explanation", "error"]
+        rows = votes[votes["item"] == item][columns + (["shortened"] if "shortened" in votes else [])]
         return rows.reset_index(drop=True)
 
     def scored_between(self, low: float, high: float, judge: str | None = None) -> pd.DataFrame:

@@ -46,7 +46,8 @@ def per_turn_items(items: Sequence[Item]) -> list[int]:
             shown = ", ".join(map(str, sorted(judged)))
             raise InputError(
                 f"a per-turn chart needs every assistant turn judged, and of conversation {index}'s "
-                f"{expected[index]} turns only turn {shown} was (target='last_turn'?): judge the conversations "
+                f"{expected[index]} turns only {'turn' if len(judged) == 1 else 'turns'} {shown} "
+                f"{'was' if len(judged) == 1 else 'were'} (target='last_turn'?): judge the conversations "
                 "with target='each_turn'"
             )
     return positions

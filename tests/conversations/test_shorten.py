@@ -8,6 +8,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+import pandas as pd
 import pytest
 
 import judgewidgets as jw
@@ -204,3 +205,36 @@ def test_two_conversations_of_one_length_are_shortened_alike_in_both_orders() ->
         ba, _ = fit_to_context([second, first], pair, budget, by_characters)
         assert ab[0].omitted is not None or ab[1].omitted is not None  # shortened at all
         assert (ab[0].omitted, ab[1].omitted) == (ba[1].omitted, ba[0].omitted), budget
+
+
+def test_a_long_transcript_is_counted_a_few_times_not_once_per_exchange() -> None:
+    view = judged_views([parse_conversation(long_chat(200, words=5))], "last_turn")[0]
+    counted: list[int] = []
+
+    def count(messages: tuple[dict[str, str], ...]) -> int:
+        counted.append(1)
+        return by_characters(messages)
+
+    budget = by_characters(render([view])) // 3
+    shown, messages = fit_to_context([view], render, budget, count)
+    assert by_characters(messages) <= budget and len(counted) <= 12
+    start, end = shown[0].omitted or (0, 0)
+    # the least cut that fits: one exchange fewer left out would not
+    fewer = JudgedConversation(view.conversation, 0, view.judged, view.turn, (start, end - 2))
+    assert by_characters(render([fewer])) > budget
+
+
+def test_a_model_the_map_gives_no_input_limit_is_not_shortened() -> None:
+    # litellm's map has max_tokens (the output limit) but no max_input_tokens for this one
+    assert Caller("gemini/gemini-gemma-2-9b-it").prompt_budget() is None
+
+
+def test_the_explorer_shows_which_turns_a_judge_left_out() -> None:
+    from judgewidgets.jupyter._explorer import DisagreementModel
+
+    short, _ = long_judge(name="short")
+    transport = ScriptedTransport(lambda request, attempt: json.dumps({"score": 4}))
+    roomy = jw.LLMJudge("openai/m", transport=transport, cache=False, context_window=100_000, name="roomy")
+    result = jw.LLMPanel([short, roomy]).score(conversations=[long_chat(12)], progress=False)
+    details = DisagreementModel(result).details(0).set_index("judge")
+    assert details.loc["short", "shortened"].startswith("turns 3-") and pd.isna(details.loc["roomy", "shortened"])
