@@ -282,12 +282,10 @@ class EvaluationPipeline:
         return pipeline_items
 
     def _check_conversation_stages(self, items: Sequence[Item]) -> None:
-        """InputError before any call for a stage that cannot judge these conversations: a leveled rubric (not
-        yet), or a pairwise stage on whole conversations (its baseline is a reply to a judged turn's history)."""
+        """InputError before any call for a stage that cannot judge these conversations: a pairwise stage on whole
+        conversations (its baseline is a reply to a judged turn's history)."""
         whole = any(i.conversation is not None and i.conversation.judged is None for i in items)
         for name, stage in self.stages.items():
-            if getattr(stage, "kind", None) == "leveled_rubric":
-                raise InputError(f"stage {name!r}: a leveled rubric does not grade conversations yet")
             if whole and getattr(stage, "needs_baseline", False):
                 raise InputError(
                     f"stage {name!r} compares each judged turn with a baseline reply; with target='whole' there "

@@ -114,7 +114,8 @@ class JudgeStage:
 class RubricStage:
     """A rubric graded by a CriterionGrader (or the judges to build one from): the report's score in [0, 1].
     A LeveledRubric gives the percentage its grade is based on / 100. The item's prompt is the query, its
-    context and reference are shown to the judges."""
+    context and reference are shown to the judges; an item made from a conversation is graded on its fenced
+    turns (the judged turn in context, or the whole conversation), by either kind of rubric."""
 
     def __init__(
         self, rubric: Rubric | LeveledRubric, grader: CriterionGrader | str | LLMJudge | Sequence = "local"
@@ -136,12 +137,13 @@ class RubricStage:
 
     async def ascore(self, items: Sequence[PipelineItem], session: CallSession) -> list[StageScore]:
         if isinstance(self.rubric, LeveledRubric):
-            leveled = await self.rubric.agrade_many(
+            leveled = await self.rubric._agrade_items(
                 [i.response for i in items],
                 [i.prompt for i in items],
                 [i.context for i in items],
                 [i.reference for i in items],
-                grader=self.grader,
+                [i.conversation for i in items],
+                self.grader,
                 progress=False,
                 session=session,
             )

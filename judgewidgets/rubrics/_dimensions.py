@@ -28,14 +28,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .._errors import ConfigurationError, InputError
 from .._progress import Progress
-from .._records import _as_text_list
+from .._records import _as_text_list, build_conversation_items
 from .._run import run_scope
 from .._runner import run_sync
 from .._saved import Dump, Keepable, mean_or_nan, plain, provenance, usage_of
+from ..conversations import Target
+from ..conversations._render import JudgedConversation
 from ..engine import CallSession, Usage
 from ..scoring._judge import LLMJudge
 from ._criterion import Criterion, CriterionOption
-from ._grader import CriterionGrader
+from ._grader import CriterionGrader, _rubric_target
 from ._records import RubricReport, report_records, reports_from
 from ._rubric import Rubric
 
@@ -201,7 +203,9 @@ class LeveledRubric:
     `grade_cutoffs` maps letters to minimum percentages, highest first (default the seed's A 90, B 80, C 70,
     D 60; below all of them `fail_grade`); None gives no letter grade. The grade uses the weighted percentage by
     default; `grade_on="raw"` reproduces the seed, which ignores the weights (the module docstring has both
-    formulas).
+    formulas). Conversations are graded as `CriterionGrader` grades them (`grade(conversation=...)`,
+    `grade_many(conversations=...)`): every dimension's judge reads the fenced turns, the whole conversation or
+    its last turn in context.
     """
 
     def __init__(
@@ -295,69 +299,148 @@ class LeveledRubric:
 
     def grade(
         self,
-        submission: str,
+        submission: str | None = None,
         query: str | None = None,
         context: str | None = None,
         reference: str | None = None,
         *,
+        conversation: Any = None,
+        target: Target | None = None,
         grader: CriterionGrader | str | LLMJudge | Sequence[str | LLMJudge] = "local",
     ) -> LeveledReport:
-        """Grade one submission (the answer to `query`, optionally with retrieved `context`); works in Jupyter.
+        """Grade one submission (the answer to `query`, optionally with retrieved `context`), or one
+        `conversation` (messages in the OpenAI chat format, or their JSON): the whole of it, or its last turn in
+        context with `target="last_turn"`, as `CriterionGrader.grade` does; works in Jupyter.
 
         `grader` is a CriterionGrader, or the judges to build one from (model strings or LLMJudges).
         """
-        return run_sync(self.agrade(submission, query, context, reference, grader=grader))
+        return run_sync(
+            self.agrade(submission, query, context, reference, conversation=conversation, target=target, grader=grader)
+        )
 
     async def agrade(
         self,
-        submission: str,
+        submission: str | None = None,
         query: str | None = None,
         context: str | None = None,
         reference: str | None = None,
         *,
+        conversation: Any = None,
+        target: Target | None = None,
         grader: CriterionGrader | str | LLMJudge | Sequence[str | LLMJudge] = "local",
     ) -> LeveledReport:
         """Async twin of `grade`."""
-        result = await self.agrade_many([submission], [query], [context], [reference], grader=grader, progress=False)
+        if conversation is not None:
+            if submission is not None or query is not None:
+                raise InputError("give a conversation, or a submission (and query), not both")
+            result = await self.agrade_many(
+                conversations=[conversation],
+                contexts=[context],
+                references=[reference],
+                target=target,
+                grader=grader,
+                progress=False,
+            )
+        elif target is not None:
+            raise InputError("target= applies to a conversation; give conversation=")
+        else:
+            if not isinstance(submission, str):
+                raise InputError(f"submission must be a string, got {type(submission).__name__}")
+            result = await self.agrade_many(
+                [submission], [query], [context], [reference], grader=grader, progress=False
+            )
         return result.reports[0].model_copy(update={"provenance": result.provenance})
 
     def grade_many(
         self,
-        submissions: Sequence[str],
+        submissions: Sequence[str] | None = None,
         queries: Sequence[str | None] | None = None,
         contexts: Sequence[str | None] | None = None,
         references: Sequence[str | None] | None = None,
         *,
+        conversations: Any = None,
+        target: Target | None = None,
         grader: CriterionGrader | str | LLMJudge | Sequence[str | LLMJudge] = "local",
         progress: bool | Progress = True,
     ) -> LeveledResult:
-        """Grade every submission concurrently; one report per submission, in order."""
-        return run_sync(self.agrade_many(submissions, queries, contexts, references, grader=grader, progress=progress))
+        """Grade every submission concurrently, or every conversation (`conversations=`: message lists or their
+        JSON, each whole or on its last turn by `target`, with one context and reference per conversation); one
+        report per submission or conversation, in order. For a conversation, the result's submission is the text
+        judged (the transcript, or the last reply) and its query the last user message, as in
+        `CriterionGrader.grade_many`."""
+        return run_sync(
+            self.agrade_many(
+                submissions,
+                queries,
+                contexts,
+                references,
+                conversations=conversations,
+                target=target,
+                grader=grader,
+                progress=progress,
+            )
+        )
 
     async def agrade_many(
         self,
-        submissions: Sequence[str],
+        submissions: Sequence[str] | None = None,
         queries: Sequence[str | None] | None = None,
         contexts: Sequence[str | None] | None = None,
         references: Sequence[str | None] | None = None,
         *,
+        conversations: Any = None,
+        target: Target | None = None,
         grader: CriterionGrader | str | LLMJudge | Sequence[str | LLMJudge] = "local",
         progress: bool | Progress = True,
         session: CallSession | None = None,
     ) -> LeveledResult:
         """Async twin of `grade_many`; `session` lets a pipeline share its call limits."""
-        texts = cast("list[str]", _as_text_list("submissions", submissions) or [])  # none may be missing
-        if not texts:
-            raise InputError("nothing to grade: submissions is empty")
-        columns: dict[str, list[str | None]] = {}
-        for name, values in (("queries", queries), ("contexts", contexts), ("references", references)):
-            column = _as_text_list(name, values, optional=True)
-            if column is not None and len(column) != len(texts):
-                raise InputError(f"lengths differ: submissions={len(texts)}, {name}={len(column)}")
-            columns[name] = column or [None] * len(texts)
+        views: list[JudgedConversation | None] | None = None
+        if conversations is not None:
+            if submissions is not None or queries is not None:
+                raise InputError("give conversations, or submissions (and queries), not both")
+            items = build_conversation_items(conversations, _rubric_target(target), references, contexts)
+            texts = [i.response for i in items]
+            columns: dict[str, list[str | None]] = {
+                "queries": [i.prompt for i in items],
+                "contexts": [i.context for i in items],
+                "references": [i.reference for i in items],
+            }
+            views = [i.conversation for i in items]
+        elif target is not None:
+            raise InputError("target= applies to conversations; give conversations=")
+        else:
+            if submissions is None:
+                raise InputError("nothing to grade: give submissions (or conversations=)")
+            texts = cast("list[str]", _as_text_list("submissions", submissions) or [])  # none may be missing
+            if not texts:
+                raise InputError("nothing to grade: submissions is empty")
+            columns = {}
+            for name, values in (("queries", queries), ("contexts", contexts), ("references", references)):
+                column = _as_text_list(name, values, optional=True)
+                if column is not None and len(column) != len(texts):
+                    raise InputError(f"lengths differ: submissions={len(texts)}, {name}={len(column)}")
+                columns[name] = column or [None] * len(texts)
         grader = as_grader(grader)
         for judge in grader.judges:
             judge.check()
+        return await self._agrade_items(
+            texts, columns["queries"], columns["contexts"], columns["references"], views, grader, progress, session
+        )
+
+    async def _agrade_items(
+        self,
+        texts: Sequence[str],
+        queries: Sequence[str | None],
+        contexts: Sequence[str | None],
+        references: Sequence[str | None],
+        views: Sequence[JudgedConversation | None] | None,
+        grader: CriterionGrader,
+        progress: bool | Progress = False,
+        session: CallSession | None = None,
+    ) -> LeveledResult:
+        """Grade checked items (each with its conversation view, if any) through `grader._grade_item`, the path
+        `CriterionGrader` takes; the pipeline's leveled stage calls this with its own items."""
         calls = len(texts) * len(grader.judges) * len(self)
         async with run_scope(progress, calls, f"grading {len(self)} dimensions", session=session) as run:
             reports = await asyncio.gather(
@@ -365,17 +448,18 @@ class LeveledRubric:
                     grader._grade_item(
                         self.rubric,
                         text,
-                        columns["queries"][i],
-                        columns["references"][i],
+                        queries[i],
+                        references[i],
                         run.session,
                         run.progress,
-                        columns["contexts"][i],
+                        contexts[i],
+                        views[i] if views else None,
                     )
                     for i, text in enumerate(texts)
                 )
             )
         made_by = provenance({"rubric": self, "grader": grader})
-        return LeveledResult([self.report(r) for r in reports], texts, columns["queries"], made_by)
+        return LeveledResult([self.report(r) for r in reports], list(texts), list(queries), made_by)
 
 
 def leveled_records(reports: Sequence[LeveledReport]) -> dict[str, list[dict[str, Any]]]:

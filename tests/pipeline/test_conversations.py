@@ -1,10 +1,11 @@
 """The evaluation pipeline and the aspect evaluator judging conversations: every stage kind reads the fenced turns
-(judge, rubric, aspects, pairwise against a baseline reply to the same history), under each target; stages that
-cannot judge them are errors before any call."""
+(judge, rubric, leveled rubric, aspects, pairwise against a baseline reply to the same history), under each
+target; stages that cannot judge them are errors before any call."""
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -79,6 +80,34 @@ def test_each_turn_and_whole_conversations() -> None:
     assert len(pipeline.estimate_cost(conversations=[CHAT], target="each_turn").to_df()) == 2
 
 
+def leveled_judge(seen: list[str]) -> jw.LLMJudge:
+    """A judge of the vegetarian dimension: level 1 when the judged text has chicken in it, else level 2."""
+
+    def reply(request: Any, attempt: int) -> str:
+        seen.append(user_text(request))
+        shown = {text: n for n, text in re.findall(r"^(\d+)\. (.+)$", request.messages[0]["content"], re.M)}
+        meat = "chicken" in judged(seen[-1]).lower()
+        return json.dumps({"selected_option": int(shown["Has meat" if meat else "Vegetarian"]), "explanation": "x"})
+
+    return jw.LLMJudge("openai/l", cache=False, transport=ScriptedTransport(reply))
+
+
+def test_a_leveled_rubric_stage_reads_the_conversation() -> None:
+    seen: list[str] = []
+    leveled = LeveledRubric([Dimension("vegetarian", levels={2: "Vegetarian", 1: "Has meat"})])
+    grader = jw.CriterionGrader(judges=[leveled_judge(seen)], shuffle_options=False)
+    pipeline = EvaluationPipeline({"leveled": (leveled, grader)})
+    last = pipeline.run(conversations=[CHAT, AGENT], progress=False)
+    assert last["leveled"].tolist() == [0.5, 1.0] and last.loc[0, "leveled_detail"] == "grade F (50% weighted)"
+    assert all(text.startswith("<conversation>") and "<submission>" in text for text in seen)
+    turns = pipeline.run(conversations=[CHAT], target="each_turn", progress=False)
+    assert turns[["turn", "leveled"]].values.tolist() == [[1, 1.0], [2, 0.5]]
+    seen.clear()
+    whole = pipeline.run(conversations=[CHAT], target="whole", progress=False)
+    assert whole.loc[0, "leveled"] == 0.5 and "<submission>" not in seen[0]
+    assert pipeline.estimate_cost(conversations=[CHAT], target="each_turn").to_df()["calls"].tolist() == [2]
+
+
 def test_the_aspect_evaluator_takes_conversations() -> None:
     seen: list[str] = []
     result = AspectEvaluator(["relevance"], judge=judge(seen)).evaluate(conversations=[CHAT, AGENT], progress=False)
@@ -95,8 +124,8 @@ def test_the_aspect_evaluator_takes_conversations() -> None:
         ),
         (
             {"leveled": LeveledRubric([Dimension(name="d", levels={1: "a", 2: "b"})])},
-            {"conversations": [CHAT]},
-            "leveled rubric does not grade conversations",
+            {"conversations": [[{"role": "bot", "content": "x"}]]},
+            "unknown role 'bot'",
         ),
         ({"judge": "openai/m"}, {"conversations": [CHAT], "prompts": ["x"]}, "not both"),
         ({"judge": "openai/m"}, {"prompts": ["x"], "responses": ["y"], "target": "whole"}, "target= applies"),
