@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import html
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -16,6 +17,43 @@ if TYPE_CHECKING:
     import altair as alt
 
 DEFAULT_TARGETS = tuple(np.round(np.arange(0.50, 0.995, 0.01), 2).tolist())
+
+Material = Literal[
+    "texts",
+    "conversations/last_turn",
+    "conversations/whole",
+    "history_replies",
+    "conversation_pairs/last_turn",
+    "conversation_pairs/whole",
+]
+"""What a judge reads of each row, which thresholds certified on one kind do not carry to another: texts (prompt
+and response, or question and two responses); one conversation per row judged on its last turn or whole; two
+replies to a shared history (the history shown once, then each reply); two conversations per row (each whole in
+its own fence), judged on their last turns or whole."""
+
+MATERIALS: dict[str, str] = {
+    "texts": "texts (not conversations)",
+    "conversations/last_turn": "conversations' last turns",
+    "conversations/whole": "whole conversations",
+    "history_replies": "two replies to a shared history (the history shown once)",
+    "conversation_pairs/last_turn": "the last turns of two conversations per row (each in its own fence)",
+    "conversation_pairs/whole": "whole conversations, two per row (each in its own fence)",
+}
+
+
+def describe_material(material: str | None) -> str:
+    """The kind of material in words, for messages."""
+    if material is None:
+        return "material not recorded"
+    return MATERIALS.get(material, repr(material))
+
+
+def material_target(material: str | None) -> str | None:
+    """The target a kind of material judges its conversations under ("last_turn" / "whole"), None for texts and
+    replies to a shared history (always the reply, which is the last turn)."""
+    if material is None or "/" not in material:
+        return None
+    return material.split("/", 1)[1]
 
 
 def guarantee_text(target: float, delta: float, rows: int, stages: int) -> str:
@@ -35,7 +73,9 @@ class Calibration:
     nothing at this target and is skipped). The judgments are kept (`confidence`, `agrees`, and what each row
     cost each stage), so `at(target)` and `sweep()` refit the thresholds for other targets without a call.
     Coverage, agreement and costs here are measured on the labelled rows themselves (in-sample): the guarantee
-    is only the statement in `guarantee`.
+    is only the statement in `guarantee`. `material` is what the judges read of each labelled row (`Material`:
+    texts, conversations under a target, replies to a shared history, two conversations under a target); a cascade
+    runs on rows of that kind only. None: not recorded (a calibration saved before it was), and nothing is checked.
     """
 
     stages: list[str]
@@ -48,6 +88,7 @@ class Calibration:
     cost_usd: FloatArray  # rows × stages; NaN where the price is unknown
     seconds: FloatArray  # rows × stages
     sources: list[str] = field(default_factory=list)  # where each stage's confidence comes from
+    material: Material | None = None  # what the judges read of each row; None: not recorded
 
     @property
     def thresholds(self) -> list[float | None]:
@@ -85,6 +126,7 @@ class Calibration:
             self.cost_usd,
             self.seconds,
             list(self.sources),
+            self.material,
         )
 
     def reached(self) -> BoolArray:
@@ -163,14 +205,19 @@ class Calibration:
             "thresholds": self.thresholds,
             "coverage_in_sample": self.coverage,
             "guarantee": self.guarantee,
+            "material": self.material,
         }
 
     def _repr_html_(self) -> str:
         head = (
-            f"<p><b>Calibrated</b> on {self.rows} labelled rows: {self.guarantee}. "
+            f"<p><b>Calibrated</b> on {self.rows} labelled rows{_of(self.material)}: {self.guarantee}. "
             f"The labelled rows' coverage at these thresholds: {self.coverage:.1%}.</p>"
         )
         return head + self.table().round(3)._repr_html_()
+
+
+def _of(material: str | None) -> str:
+    return "" if material is None else f" of {html.escape(describe_material(material))}"
 
 
 def relative(value: float, reference: float) -> float:
@@ -195,13 +242,14 @@ def calibration_parts(calibration: Calibration) -> tuple[dict[str, Any], pd.Data
         "delta": calibration.delta,
         "sources": list(calibration.sources),
         "rows": calibration.rows,
+        "material": calibration.material,
     }
     fits = [dataclasses.asdict(fit) for fit in calibration.fits]
     return state, pd.DataFrame(columns), fits
 
 
 def calibration_from(state: dict[str, Any], rows: pd.DataFrame, fits: list[dict[str, Any]]) -> Calibration:
-    """The calibration `calibration_parts` described."""
+    """The calibration `calibration_parts` described (saved before `material` was recorded: None)."""
     count = len(state["stages"])
 
     def array(name: str, dtype: Any) -> Any:
@@ -220,4 +268,5 @@ def calibration_from(state: dict[str, Any], rows: pd.DataFrame, fits: list[dict[
         array("cost_usd", float),
         array("seconds", float),
         list(state.get("sources") or []),
+        state.get("material"),
     )

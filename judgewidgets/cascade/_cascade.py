@@ -22,11 +22,21 @@ from .._runner import run_sync
 from .._saved import provenance
 from ._bounds import _check_level, minimum_rows
 from ._calibrate import fit_cascade
-from ._calibration import Calibration
+from ._calibration import Calibration, Material, describe_material, material_target
 from ._cost import CascadeCostEstimate, estimate_cascade
 from ._pointwise import FAIL, PASS
 from ._result import ITEM_COLUMNS, JUDGMENT_COLUMNS, CascadeResult
-from ._stages import Kind, Stage, StageVerdict, check_unseen, display_name, judged_by, make_stage, read_items
+from ._stages import (
+    Kind,
+    Stage,
+    StageVerdict,
+    check_unseen,
+    display_name,
+    judged_by,
+    make_stage,
+    material_of,
+    read_items,
+)
 
 
 class Cascade:
@@ -49,8 +59,11 @@ class Cascade:
     Rows may be conversations, as the stages read them: for pointwise stages a column of message lists (or their
     JSON) named by `conversation_col=`, one conversation per row, judged under `target=` ("last_turn" or "whole";
     by default the stages' own); for pairwise stages the columns history (with response_a, response_b) or
-    conversation_a and conversation_b. `run` judges what `calibrate` judged: its target by default, anything else
-    is an InputError (the thresholds hold for the judgments they were certified on).
+    conversation_a and conversation_b. The calibration records what the judges read of each row (`material`:
+    texts, conversations under a target, replies to a shared history, or two conversations under a target), and
+    `run` and `estimate_cost` judge that: its target by default, and rows of another kind are an InputError before
+    any call, in any cascade the calibration is given to (the thresholds hold for the judgments they were
+    certified on). A calibration saved before the material was recorded checks nothing.
 
     **What is guaranteed.** Suppose the labelled rows given to `calibrate` and the items later given to `run`
     are independent draws from the same population, and the judges behave the same on both (same models,
@@ -114,7 +127,6 @@ class Cascade:
                 )
         self.sources = [stage.confidence_source() for stage in self.stages]
         self.calibration: Calibration | None = None
-        self._judged: str | None = None  # what calibrate judged of each row's conversation (None: texts)
 
     @property
     def names(self) -> list[str]:
@@ -136,34 +148,22 @@ class Cascade:
         copy = Cascade(self.judges, target_agreement, delta, pass_threshold=self.pass_threshold, names=self.names)
         if self.calibration is not None:
             copy.calibration = self.calibration.at(copy.target_agreement, copy.delta)
-            copy._judged = self._judged
         return copy
 
     # --- reading rows ----------------------------------------------------------------------------------------
 
     def _read(
-        self, data: Any, conversation_col: str | None, target: str | None, *, calibrated: bool = False
-    ) -> tuple[list[Any], pd.DataFrame, str | None]:
-        """(the items, their table, what of each conversation is judged: None for texts) of a batch; after
-        calibration, conversations are judged as they were then, and anything else is an InputError."""
-        if calibrated:
-            target = self._calibrated_target(data, conversation_col, target)
+        self, data: Any, conversation_col: str | None, target: str | None, calibration: Calibration | None = None
+    ) -> tuple[list[Any], pd.DataFrame, Material | None]:
+        """(the items, their table, what the judges read of each row) of a batch; given a `calibration`, rows are
+        judged as its labelled rows were (its target by default), and rows of another kind are an InputError."""
+        if calibration is not None:
+            target = _calibrated_target(self.kind, calibration, data, conversation_col, target)
         items, frame = read_items(self.kind, data, conversation_col, target, judged_by(self.stages))
-        judged = _judged_of(items)
-        if calibrated and judged != self._judged:
-            raise InputError(
-                f"the cascade was calibrated on {_describe(self._judged)} and these rows would be judged as "
-                f"{_describe(judged)}: its thresholds hold for the judgments they were certified on; run it on rows "
-                "of the same kind (and target), or calibrate it on labelled rows of this kind"
-            )
-        return items, frame, judged
-
-    def _calibrated_target(self, data: Any, conversation_col: str | None, target: str | None) -> str | None:
-        """`target`, else for rows of conversations with a choice of target the one the calibration judged."""
-        conversations = bool(conversation_col) or (
-            self.kind == "pairwise" and isinstance(data, pd.DataFrame) and "conversation_a" in data.columns
-        )
-        return self._judged if target is None and conversations and self._judged is not None else target
+        material = material_of(self.kind, frame, items)
+        if calibration is not None:
+            _check_material(calibration.material, material)
+        return items, frame, material
 
     # --- checking input --------------------------------------------------------------------------------------
 
@@ -240,7 +240,7 @@ class Cascade:
         progress: bool | Progress = True,
     ) -> Calibration:
         """Async twin of `calibrate`."""
-        items, frame, judged = self._read(labelled, conversation_col, target)
+        items, frame, material = self._read(labelled, conversation_col, target)
         labels = self._labels_of(frame, label, required=True)
         assert labels is not None and None not in labels
         needed = self.minimum_labelled_rows()
@@ -283,8 +283,8 @@ class Cascade:
             cost,
             seconds,
             list(self.sources),
+            material,
         )
-        self._judged = judged
         return self.calibration
 
     async def _judge(self, stage: Stage, items: list[Any], progress: bool | Progress, doing: str) -> list[StageVerdict]:
@@ -307,8 +307,9 @@ class Cascade:
         Items start at the first stage; an item moves on while the stage's confidence is below its threshold
         (or it gave no verdict), and abstains after the last. A stage that certified nothing is skipped. When
         the data has human labels (column `label`, default "label" if present), the result reports the
-        agreement on the decided items. Rows of conversations (`conversation_col`) are judged under the target
-        the calibration judged; `target` may only repeat it.
+        agreement on the decided items. Rows are judged as the calibration's were (`Calibration.material`): rows
+        of conversations (`conversation_col`) under its target, which `target` may only repeat; rows of another
+        kind are an InputError before any call.
         """
         return run_sync(
             self.arun(data, label=label, conversation_col=conversation_col, target=target, progress=progress)
@@ -325,7 +326,7 @@ class Cascade:
     ) -> CascadeResult:
         """Async twin of `run`."""
         calibration = self._calibrated()
-        items, frame, _ = self._read(data, conversation_col, target, calibrated=True)
+        items, frame, _ = self._read(data, conversation_col, target, calibration)
         column = label or "label"
         labels = self._labels_of(frame, column, required=label is not None)
         for stage in self.stages:
@@ -408,11 +409,10 @@ class Cascade:
 
         Before calibration every item is assumed to reach every stage (the most it can cost); after, each
         stage's share of the items is the share of the labelled rows that reached it. Conversations
-        (`conversation_col`, `target`) are counted as the judges would read them.
+        (`conversation_col`, `target`) are counted as the judges would read them; after calibration, as `run`
+        would judge them (rows of another kind than the calibration's are an InputError).
         """
-        if self.calibration is not None:
-            target = self._calibrated_target(data, conversation_col, target)
-        items, _ = read_items(self.kind, data, conversation_col, target, judged_by(self.stages))
+        items, _, _ = self._read(data, conversation_col, target, self.calibration)
         reach = None
         if self.calibration is not None:
             reach = self.calibration.reached().mean(axis=0).tolist() if self.calibration.rows else None
@@ -430,18 +430,27 @@ def _unique(names: list[str]) -> list[str]:
     return out
 
 
-def _judged_of(items: Sequence[Any]) -> str | None:
-    """What the items judge of their conversations ("last_turn" or "whole"), None for texts."""
-    view = (getattr(items[0], "conversation", None) or getattr(items[0], "conversation_a", None)) if items else None
-    if view is None:
-        return None
-    return "whole" if view.judged is None else "last_turn"
+def _calibrated_target(
+    kind: Kind, calibration: Calibration, data: Any, conversation_col: str | None, target: str | None
+) -> str | None:
+    """`target`, else for rows of conversations with a choice of target the one the calibration judged."""
+    conversations = bool(conversation_col) or (
+        kind == "pairwise" and isinstance(data, pd.DataFrame) and "conversation_a" in data.columns
+    )
+    calibrated = material_target(calibration.material)
+    return calibrated if target is None and conversations and calibrated is not None else target
 
 
-def _describe(judged: str | None) -> str:
-    if judged is None:
-        return "texts (not conversations)"
-    return "whole conversations" if judged == "whole" else "conversations' last turns"
+def _check_material(calibrated: str | None, material: str | None) -> None:
+    """InputError when rows would be judged on other material than the calibration's labelled rows were (nothing
+    to check when the calibration did not record it, or there are no rows)."""
+    if calibrated is None or material is None or material == calibrated:
+        return
+    raise InputError(
+        f"the cascade was calibrated on {describe_material(calibrated)} and these rows would be judged as "
+        f"{describe_material(material)}: its thresholds hold for the judgments they were certified on; run it on "
+        "rows of the same kind (and target), or calibrate it on labelled rows of this kind"
+    )
 
 
 def _positions(indices: list[int]) -> str:

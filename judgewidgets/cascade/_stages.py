@@ -24,6 +24,7 @@ from ..pairwise._batch import pairs_from
 from ..pairwise._judge import PairwiseJudge
 from ..pairwise._panel import PairwisePanel
 from ..pairwise._scales import AB_TIE
+from ._calibration import Material
 
 Kind = Literal["pairwise", "pointwise"]
 PAIRWISE_LABELS: tuple[str, ...] = tuple(AB_TIE.labels)  # "A", "B", "tie"
@@ -193,6 +194,26 @@ def fitted_on(judge: Any) -> set[str]:
     for member in members if isinstance(members, Sequence) else [judge]:
         keys.update(getattr(getattr(member, "calibration", None), "items", ()) or ())
     return keys
+
+
+def material_of(kind: Kind, data: pd.DataFrame, items: Sequence[Any]) -> Material | None:
+    """What the judges read of each row of a batch `read_items` read: texts, one conversation under its target,
+    two replies to a shared history (the `history` column), or two conversations under their target (None: no
+    rows, nothing read)."""
+    if not items:
+        return None
+    first = items[0]
+    if kind == "pointwise":
+        view = getattr(first, "conversation", None)
+        if view is None:
+            return "texts"
+        return "conversations/whole" if view.judged is None else "conversations/last_turn"
+    view = getattr(first, "conversation_a", None)
+    if view is None:
+        return "texts"
+    if "history" in data.columns:
+        return "history_replies"
+    return "conversation_pairs/whole" if view.judged is None else "conversation_pairs/last_turn"
 
 
 def judged_by(stages: Sequence[Stage]) -> str:

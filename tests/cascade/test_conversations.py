@@ -312,3 +312,80 @@ def test_pairwise_stages_compare_whole_conversations_as_calibrated() -> None:
     assert chosen.estimate_cost(new).total_calls > 0
     with pytest.raises(jw.InputError, match="calibrated on whole conversations"):
         chosen.run(new, target="last_turn", progress=False)
+
+
+# --- the calibration records what its labelled rows were, and every cascade it is given to checks it ----------
+
+
+def test_a_calibration_given_to_another_cascade_still_refuses_other_material(tmp_path: Any) -> None:
+    calibration = cascade().calibrate(LABELLED, conversation_col="messages", target="whole", progress=False)
+    assert calibration.material == "conversations/whole"
+    assert calibration.summary()["material"] == "conversations/whole"
+    texts = pd.DataFrame({"prompt": ["easy 1"], "response": ["right 1"]})
+    saved = cascade()
+    saved.calibration = calibration
+    result = saved.run(NEW, conversation_col="messages", progress=False)  # judged whole, the calibration's target
+    result.save(tmp_path / "run")
+    loaded = jw.load(tmp_path / "run").calibration
+    assert loaded.material == "conversations/whole"
+    for given in (calibration, loaded):
+        other = cascade()  # a new cascade of the same judges, never calibrated itself
+        other.calibration = given
+        with pytest.raises(jw.InputError, match=r"calibrated on whole conversations .* judged as texts"):
+            other.run(texts, progress=False)
+        with pytest.raises(jw.InputError, match=r"calibrated on whole conversations .* judged as conversations' last"):
+            other.run(NEW, conversation_col="messages", target="last_turn", progress=False)
+        with pytest.raises(jw.InputError, match="calibrated on whole conversations"):
+            other.estimate_cost(texts)
+        assert all(judge.settings.transport.requests == [] for judge in other.judges)
+        assert other.run(NEW, conversation_col="messages", progress=False).agreement == 1.0
+        requests = [user_text(r) for r in other.judges[0].settings.transport.requests]
+        assert requests and all("<response>" not in text for text in requests)  # judged whole, as calibrated
+
+
+def test_a_calibration_that_did_not_record_its_material_checks_nothing() -> None:
+    from judgewidgets.cascade._calibration import calibration_from, calibration_parts
+
+    calibration = cascade().calibrate(LABELLED, conversation_col="messages", target="whole", progress=False)
+    state, rows, fits = calibration_parts(calibration)
+    del state["material"]  # as a run saved before calibrations recorded it
+    old = calibration_from(state, rows, fits)
+    assert old.material is None and old.thresholds == calibration.thresholds
+    other = cascade()
+    other.calibration = old
+    assert other.run(NEW, conversation_col="messages", target="last_turn", progress=False).agreement == 1.0
+    texts = pd.DataFrame({"prompt": ["easy 1", "hard 2"], "response": ["right 1", "wrong 2"]})
+    assert len(other.run(texts, progress=False).judgments) > 0  # judged, as before materials were recorded
+    assert other.with_target(0.85).calibration.material is None  # type: ignore[union-attr]
+
+
+def test_replies_to_a_shared_history_and_two_conversations_are_different_material() -> None:
+    def chosen() -> jw.Cascade:
+        return jw.Cascade([pair_judge(p_good, "cheap"), pair_judge(lambda q: 0.9, "strong")], 0.85, 0.2)
+
+    labelled = histories(["easy"] * 40 + ["hard"] * 40)
+    new = histories(["easy"] * 3 + ["hard"] * 3, offset=300)
+    on_histories = chosen()
+    assert on_histories.calibrate(labelled, progress=False).material == "history_replies"
+    on_conversations = chosen()
+    calibration = on_conversations.calibrate(as_conversations(labelled), progress=False)
+    assert calibration.material == "conversation_pairs/last_turn"
+    for calibrated, other, named in (
+        (on_histories, as_conversations(new), r"shared history .* last turns of two conversations"),
+        (on_conversations, new, r"last turns of two conversations .* shared history"),
+    ):
+        copy = chosen()
+        copy.calibration = calibrated.calibration
+        for refuse in (calibrated, copy, calibrated.with_target(0.8)):
+            calls = [len(j.settings.transport.requests) for j in refuse.judges]
+            with pytest.raises(jw.InputError, match=named):
+                refuse.run(other, progress=False)
+            with pytest.raises(jw.InputError, match=named):
+                refuse.estimate_cost(other)
+            assert [len(j.settings.transport.requests) for j in refuse.judges] == calls
+    assert on_histories.run(new, progress=False).agreement == 1.0
+    assert on_conversations.run(as_conversations(new), progress=False).agreement == 1.0
+    whole = chosen()
+    whole.calibration = calibration.at(0.85)
+    with pytest.raises(jw.InputError, match=r"calibrated on the last turns of two conversations .* whole"):
+        whole.run(as_conversations(new), target="whole", progress=False)
