@@ -26,7 +26,7 @@ __all__ = ["DEFAULT_SHARD_ROWS", "OutputStore", "Shard", "cut_shards", "load_tab
 DEFAULT_SHARD_ROWS = 1000
 _READERS = {".parquet": pd.read_parquet, ".jsonl": lambda p: pd.read_json(p, lines=True), ".csv": pd.read_csv}
 _VOTE_FIELDS = list(Vote.model_fields)
-_OPTIONAL_TEXT = ("explanation", "error", "score_source", "fallback")
+_OPTIONAL_TEXT = ("explanation", "error", "score_source", "fallback", "shortened")
 _OPTIONAL_INT = ("prompt_tokens", "completion_tokens")
 
 

@@ -238,3 +238,12 @@ def test_the_explorer_shows_which_turns_a_judge_left_out() -> None:
     result = jw.LLMPanel([short, roomy]).score(conversations=[long_chat(12)], progress=False)
     details = DisagreementModel(result).details(0).set_index("judge")
     assert details.loc["short", "shortened"].startswith("turns 3-") and pd.isna(details.loc["roomy", "shortened"])
+
+
+def test_a_saved_run_keeps_what_was_left_out(tmp_path: Any) -> None:
+    judge, _ = long_judge()
+    result = judge.score(conversations=[long_chat(12), long_chat(2)], progress=False)
+    result.save(tmp_path / "run")
+    loaded = jw.load(tmp_path / "run")
+    assert [v.shortened for v in loaded.vote_list] == [v.shortened for v in result.vote_list]
+    assert loaded.vote_list[1].shortened is None
