@@ -55,11 +55,10 @@ class JudgedConversation:
         """What was left out to fit the judge's context, as a vote records it (None: read whole)."""
         if self.omitted is None:
             return None
-        start, end = self.omitted
-        last = len(self.conversation) if self.judged is None else self.judged[1]
+        start, end = self.omitted  # the same words for one history shared by two replies of different lengths
         return (
-            f"turns {start + 1}-{end} of {last} left out to fit the judge's context: it read turns 1-{start} (up to "
-            f"the first user turn) and {end + 1}-{last} (the latest)"
+            f"turns {start + 1}-{end} left out to fit the judge's context: it read turns 1-{start} (up to the first "
+            f"user turn) and {end + 1} on (the latest)"
         )
 
     @property

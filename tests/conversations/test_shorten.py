@@ -62,8 +62,8 @@ def test_the_opening_and_the_latest_turns_are_kept() -> None:
         full // 2
     )
     assert shown[0].shortening == (
-        f"turns 3-{end} of 25 left out to fit the judge's context: it read turns 1-2 (up to the first user turn) "
-        f"and {end + 1}-25 (the latest)"
+        f"turns 3-{end} left out to fit the judge's context: it read turns 1-2 (up to the first user turn) "
+        f"and {end + 1} on (the latest)"
     )
 
 
@@ -128,11 +128,12 @@ def test_a_pairwise_judge_shortens_a_shared_history_once_for_both_replies() -> N
     transport = ScriptedTransport(lambda request, attempt: json.dumps({"verdict": "A"}))
     pj = jw.PairwiseJudge("openai/m", method="verdict", transport=transport, cache=False, context_window=2_600)
     history = long_chat(12)[:-1]
-    result = pj.compare(history=history, response_a="Paris.", response_b="Lyon.")
+    result = pj.compare(history=history, response_a="Paris.", response_b=AGENT[1:])  # replies of 1 and 3 messages
     assert len(transport.requests) == 2
     for request in transport.requests:
         assert user_text(request).count("left out") == 1 and "Question 12:" in user_text(request)
     notes = {order.shortened for order in result.verdicts}
+    assert all(";" not in (note or "") for note in notes)  # one note for the shared history, not one per reply
     assert len(notes) == 1 and next(iter(notes), "").startswith("turns 3-")  # type: ignore[union-attr]
 
 
