@@ -59,7 +59,10 @@ class JudgeMagics(Magics):
     @argument("--judges", help="default judges, comma-separated model strings")
     @argument("--template", help="default scoring template")
     @argument("--cache-dir", help="folder of the call cache")
-    @argument("--concurrency", type=int, help="concurrent calls per model for every judge (default: each judge's own)")
+    @argument(
+        "--concurrency",
+        help="concurrent calls per model for every judge; 'own' goes back to each judge's own (the default)",
+    )
     @argument("--api-base", help="base URL of an OpenAI-compatible server ('' clears it)")
     @line_magic
     def judge_config(self, line: str) -> pd.Series:
@@ -75,9 +78,7 @@ class JudgeMagics(Magics):
         if args.cache_dir is not None:
             self.cache_dir = args.cache_dir
         if args.concurrency is not None:
-            if args.concurrency < 1:
-                raise UsageError("--concurrency must be at least 1")
-            self.max_concurrency = args.concurrency
+            self.max_concurrency = _concurrency(args.concurrency)
         if args.api_base is not None:
             self.api_base = args.api_base
         return pd.Series(
@@ -540,3 +541,16 @@ def load_ipython_extension(ipython: Any) -> None:
     chain = list(hooks) if hooks is not None and hasattr(hooks, "__iter__") else []
     if not any(getattr(command, "__func__", None) is show_magic_help_as_output for _, command in chain):
         ipython.set_hook("show_in_pager", show_magic_help_as_output, 50)
+
+
+def _concurrency(text: str) -> int | None:
+    """`--concurrency`'s value: a whole number of calls at least 1, or 'own' (None: each judge's own)."""
+    if text.strip().lower() == "own":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise UsageError(f"--concurrency must be a whole number of calls or 'own', got {text!r}") from None
+    if value < 1:
+        raise UsageError("--concurrency must be at least 1")
+    return value

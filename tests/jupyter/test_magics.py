@@ -98,7 +98,11 @@ def test_config_traitlets(ip) -> None:  # type: ignore[no-untyped-def]
     shown = ip.run_line_magic("judge_config", "--concurrency 7")
     assert shown["max_concurrency"] == 7 and shown["default_template"] == "true_false"
     ip.run_line_magic("judge_config", "--template likert")
-    ip.run_line_magic("config", "JudgeMagics.max_concurrency = None")  # back to each judge's own
+    shown = ip.run_line_magic("judge_config", "--concurrency own")  # back to each judge's own
+    assert str(shown["max_concurrency"]).startswith("(each judge's own")
+    for bad in ("0", "many"):
+        with pytest.raises(UsageError, match="--concurrency"):
+            ip.run_line_magic("judge_config", f"--concurrency {bad}")
 
 
 def test_a_local_judge_built_by_the_magic_takes_one_call_at_a_time(ip) -> None:  # type: ignore[no-untyped-def]
