@@ -262,3 +262,8 @@ def encoding_problem(messages: tuple[dict[str, str], ...]) -> str | None:
         if problem is not None:
             return f"the {message.get('role', '')} message {problem}"
     return None
+
+
+def request_text(messages: Sequence[Mapping[str, Any]]) -> str:
+    """A request's messages as a person reads them (what a judge's `preview` shows): `[role]` and the text of each."""
+    return "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in messages)

@@ -26,7 +26,7 @@ from ..conversations import fit_to_context
 from ..conversations._render import JudgedConversation, judged_text, pair_blocks, pair_material
 from ..engine import Answer, CallCache, Caller, CallSession, CallSettings, RetryPolicy, Transport, Usage
 from ..engine._litellm import is_local_model
-from ..engine._request import masked
+from ..engine._request import masked, request_text
 from ..scoring import CostEstimate, JudgeCostEstimate, LLMJudge
 from ..scoring._aggregate import check_judge_weight
 from ..scoring._cost import estimate_calls, typical_completion_tokens
@@ -594,6 +594,21 @@ class PairwiseJudge:
         """What `compare_many` on the same arguments would spend (no call is made)."""
         items, _ = pairs_from(data, responses_a, responses_b, references, **conversations)
         return CostEstimate(judges=[self.estimate_items(items)])
+
+    def preview(
+        self,
+        data: pd.DataFrame | Sequence[str] | None = None,
+        responses_a: Sequence[Any] | None = None,
+        responses_b: Sequence[Any] | None = None,
+        references: Sequence[str | None] | None = None,
+        **conversations: Any,
+    ) -> str:
+        """The requests comparing the first pair would send (no call is made): each order's (or, pointwise, each
+        reply's) messages as `[role]` and text, conversations fenced and shortened as they would be. Arguments: as
+        `compare_many`'s."""
+        items, _ = pairs_from(data, responses_a, responses_b, references, **conversations)
+        requests = self._requests(items[0])
+        return "\n\n".join(f"--- request {k + 1} of {len(requests)}\n{request_text(r)}" for k, r in enumerate(requests))
 
     async def _orders(
         self, item: PairItem, session: CallSession, params: dict[str, Any], label: str

@@ -18,7 +18,7 @@ from .._runner import run_sync
 from .._saved import provenance
 from ..conversations import Target, check_target, fit_to_context
 from ..engine import CallCache, Caller, CallSession, CallSettings, RetryPolicy, Transport, TransportChoice
-from ..engine._request import masked
+from ..engine._request import masked, request_text
 from ..templates import Anchor, Template, get_template
 from ._aggregate import check_judge_weight
 from ._cost import CostEstimate, JudgeCostEstimate, estimate_calls, typical_completion_tokens
@@ -224,7 +224,7 @@ class LLMJudge:
         items = judged_items(prompts, responses, references, default_target=self.default_target, **inputs)
         params = self.request_params(prefilled=self.uses_prefill())
         _, messages = self.request(items[0], self.item_params(items[0], params))
-        return "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in messages)
+        return request_text(messages)
 
     def estimate_items(self, items: Sequence[Item], name: str | None = None) -> JudgeCostEstimate:
         """Tokens and dollars of judging `items`: the prompt tokens of the very requests a run sends (a

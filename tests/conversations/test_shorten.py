@@ -248,3 +248,12 @@ def test_a_saved_run_keeps_what_was_left_out(tmp_path: Any) -> None:
     loaded = jw.load(tmp_path / "run")
     assert [v.shortened for v in loaded.vote_list] == [v.shortened for v in result.vote_list]
     assert loaded.vote_list[1].shortened is None
+
+
+def test_a_pairwise_preview_shows_both_orders_without_a_call() -> None:
+    transport = ScriptedTransport(lambda request, attempt: json.dumps({"verdict": "A"}))
+    pj = jw.PairwiseJudge("openai/m", method="verdict", transport=transport, cache=False, context_window=2_600)
+    text = pj.preview(histories=[long_chat(12)[:-1]], responses_a=["Paris."], responses_b=["Lyon."])
+    first, second = text.split("--- request 2 of 2\n")
+    assert first.startswith("--- request 1 of 2\n[system]\n") and "left out" in first and not transport.requests
+    assert first.index("Paris.") < first.index("Lyon.") and second.index("Lyon.") < second.index("Paris.")
