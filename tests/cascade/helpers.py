@@ -31,23 +31,28 @@ def question_of(request) -> str:  # type: ignore[no-untyped-def]
     return found.group(1)
 
 
-def pairwise_transport(p_good: Callable[[str], float]) -> ScriptedTransport:
-    """A verdict-token judge giving P(the slot holding the "good" response is better) = p_good(question)."""
+def verdict_completion(chosen: str, dist: dict[str, float], prompt_tokens: int, cost_usd: float) -> Completion:
+    """A scripted judge's answer `{"verdict": chosen}`, with the probabilities `dist` at the verdict token."""
+    return Completion(
+        content=f'{{"verdict": "{chosen}"}}',
+        logprobs=tokens('{"', "verdict", '":', ' "', dist, '"}'),
+        prompt_tokens=prompt_tokens,
+        completion_tokens=3,
+        cost_usd=cost_usd,
+    )
+
+
+def pairwise_transport(
+    p_good: Callable[[str], float], question: Callable[..., str] = question_of, prompt_tokens: int = 20
+) -> ScriptedTransport:
+    """A verdict-token judge giving P(the slot holding the "good" response is better) = p_good(question(request))."""
 
     def reply(request, attempt):  # type: ignore[no-untyped-def]
         a, _ = slots(request)
-        p = p_good(question_of(request))
+        p = p_good(question(request))
         p_a = p if a.startswith("good") else 1 - p
-        dist = {"A": p_a, "B": 1 - p_a}
-        dist = dict(sorted(dist.items(), key=lambda kv: -kv[1]))
-        chosen = next(iter(dist))
-        return Completion(
-            content=f'{{"verdict": "{chosen}"}}',
-            logprobs=tokens('{"', "verdict", '":', ' "', dist, '"}'),
-            prompt_tokens=20,
-            completion_tokens=3,
-            cost_usd=0.001,
-        )
+        dist = dict(sorted({"A": p_a, "B": 1 - p_a}.items(), key=lambda kv: -kv[1]))
+        return verdict_completion(next(iter(dist)), dist, prompt_tokens, 0.001)
 
     return ScriptedTransport(reply)
 

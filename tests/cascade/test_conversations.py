@@ -15,9 +15,8 @@ import pandas as pd
 import pytest
 
 import judgewidgets as jw
-from judgewidgets.engine import Completion
 from judgewidgets.testing import ScriptedTransport
-from tests.cascade.helpers import tokens
+from tests.cascade.helpers import pairwise_transport, verdict_completion
 from tests.fakes import user_text
 
 
@@ -36,13 +35,7 @@ def verdicts(p_correct: Callable[[str, str], float], requests: list[str] | None 
         answer = judged.group(1) if judged else re.findall(r'role="assistant">\n(.*?)\n</turn>', text, re.S)[-1]
         p = p_correct(last_user_turn(text), answer)
         dist = {"correct": p, "in": 1 - p} if p >= 0.5 else {"in": 1 - p, "correct": p}
-        return Completion(
-            content=f'{{"verdict": "{"correct" if p >= 0.5 else "incorrect"}"}}',
-            logprobs=tokens('{"', "verdict", '":', ' "', dist, '"}'),
-            prompt_tokens=40,
-            completion_tokens=3,
-            cost_usd=0.0005,
-        )
+        return verdict_completion("correct" if p >= 0.5 else "incorrect", dist, 40, 0.0005)
 
     return ScriptedTransport(reply)
 
@@ -184,22 +177,7 @@ def test_conversation_options_that_cannot_apply_fail_before_any_call() -> None:
 
 def pair_transport(p_good: Callable[[str], float]) -> ScriptedTransport:
     """P(the slot holding the "good" reply is better) = p_good(the history's last user turn)."""
-
-    def reply(request, attempt):  # type: ignore[no-untyped-def]
-        text = user_text(request)
-        a = re.search(r"<response_a>\n(.*?)\n</response_a>", text, re.S).group(1)  # type: ignore[union-attr]
-        p = p_good(last_user_turn(text))
-        p_a = p if a.startswith("good") else 1 - p
-        dist = dict(sorted({"A": p_a, "B": 1 - p_a}.items(), key=lambda kv: -kv[1]))
-        return Completion(
-            content=f'{{"verdict": "{next(iter(dist))}"}}',
-            logprobs=tokens('{"', "verdict", '":', ' "', dist, '"}'),
-            prompt_tokens=30,
-            completion_tokens=3,
-            cost_usd=0.001,
-        )
-
-    return ScriptedTransport(reply)
+    return pairwise_transport(p_good, lambda request: last_user_turn(user_text(request)), prompt_tokens=30)
 
 
 def pair_judge(p_good: Callable[[str], float], name: str) -> jw.PairwiseJudge:

@@ -9,9 +9,8 @@ import pandas as pd
 import pytest
 
 import judgewidgets as jw
-from judgewidgets.engine import Completion
 from judgewidgets.testing import ScriptedTransport
-from tests.cascade.helpers import tokens
+from tests.cascade.helpers import verdict_completion
 from tests.fakes import user_text
 
 
@@ -24,14 +23,7 @@ def verdicts(p_correct: Callable[[str, str], float]) -> ScriptedTransport:
         response = re.search(r"<response>\n(.*?)\n</response>", text, re.S).group(1)  # type: ignore[union-attr]
         p = p_correct(prompt, response)
         dist = {"correct": p, "in": 1 - p} if p >= 0.5 else {"in": 1 - p, "correct": p}
-        chosen = "correct" if p >= 0.5 else "incorrect"
-        return Completion(
-            content=f'{{"verdict": "{chosen}"}}',
-            logprobs=tokens('{"', "verdict", '":', ' "', dist, '"}'),
-            prompt_tokens=12,
-            completion_tokens=3,
-            cost_usd=0.0005,
-        )
+        return verdict_completion("correct" if p >= 0.5 else "incorrect", dist, 12, 0.0005)
 
     return ScriptedTransport(reply)
 
