@@ -114,6 +114,44 @@ jw.TournamentView(jw.Tournament(judge, seed=0, bootstrap=50).run(questions, cand
 ]
 
 
+# Two judges on two chats judged turn by turn: they disagree most on chat 0's first turn (shown first); the test
+# clicks chat 1's second turn in the per-turn heatmap.
+TURN_CELLS = [
+    """import re
+
+import judgewidgets as jw
+from judgewidgets.testing import ScriptedTransport
+
+chats = [
+    [
+        {"role": "user", "content": "Plan two days in Rome."},
+        {"role": "assistant", "content": "Day one: the Colosseum."},
+        {"role": "user", "content": "And day two?"},
+        {"role": "assistant", "content": "Day two: the Vatican museums."},
+    ],
+    [
+        {"role": "user", "content": "Suggest a dinner."},
+        {"role": "assistant", "content": "Mushroom risotto."},
+        {"role": "user", "content": "Something lighter?"},
+        {"role": "assistant", "content": "A green salad with lemon."},
+    ],
+]
+
+
+def scripted(name):
+    def reply(request, attempt):
+        judged = re.search(r"<response>\\n(.*?)\\n</response>", request.messages[-1]["content"], re.S).group(1)
+        return '{"score": %d}' % (1 if name == "strict" and "Colosseum" in judged else 4 if name == "strict" else 5)
+
+    return jw.LLMJudge(f"openai/{name}", name=name, transport=ScriptedTransport(reply), cache=False)
+
+
+panel = jw.LLMPanel([scripted("strict"), scripted("lenient")])
+jw.DisagreementExplorer(panel.score(conversations=chats, target="each_turn", progress=False))""",
+    "print('cells done')",
+]
+
+
 def _write(path: Path, cells: list[str]) -> None:
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells]
@@ -235,6 +273,28 @@ def test_clicking_a_heatmap_cell_and_a_candidate_changes_the_linked_view(offline
     page.wait_for_timeout(500)  # the matrix redraws from the spec the kernel sent
     assert matrix.screenshot() != before, "the win-rate matrix did not change"
     page.screenshot(path=str(SHOTS / "linked-tournament-clicked.png"))
+    offline.assert_clean()
+
+
+def test_clicking_a_turn_in_the_per_turn_heatmap_shows_that_turn(offline: Offline, lab: Lab) -> None:
+    page = offline.page
+    expect = playwright_api.expect
+    _write(lab.root / "turn_views.ipynb", TURN_CELLS)
+    run_offline(offline, lab, "turn_views.ipynb", 300)
+    page.locator(".jp-OutputArea-output pre", has_text="cells done").wait_for(timeout=120_000)
+
+    # The explorer opens on the most disputed turn (chat 0's first); clicking chat 1's second turn shows it.
+    explorer = page.locator(".judgewidgets-explorer")
+    explorer.scroll_into_view_if_needed()
+    expect(explorer).to_contain_text("Day one: the Colosseum.")
+    expect(explorer).not_to_contain_text("A green salad with lemon.")
+    heatmap = explorer.locator(".vega-embed canvas").first
+    x, y = find_mark(page, heatmap, {"conversation": "1", "turn": "2"})
+    page.mouse.click(x, y)
+    expect(explorer).to_contain_text("A green salad with lemon.", timeout=30_000)
+    expect(explorer).to_contain_text("judged")
+    page.mouse.move(0, 0)
+    page.screenshot(path=str(SHOTS / "turn-explorer-clicked.png"))
     offline.assert_clean()
 
 
