@@ -271,6 +271,9 @@ def read(path: str | os.PathLike[str]) -> Dump:
     kind = meta.get("kind")
     if not isinstance(kind, str):
         raise SavedRunError(f"{folder / META_FILE} names no result kind")
+    for key, shape in (("state", Mapping), ("metrics", Mapping), ("usage", Mapping), ("judges", list)):
+        if meta.get(key) is not None and not isinstance(meta[key], shape):
+            raise SavedRunError(f"{folder / META_FILE} has a {key!r} this judgewidgets cannot read: it was changed")
     dump = Dump(
         kind=kind,
         state=dict(meta.get("state") or {}),
@@ -280,14 +283,29 @@ def read(path: str | os.PathLike[str]) -> Dump:
         provenance=meta.get("made_by") or {},
         meta=meta,
     )
+    tables = meta.get("tables") or {}
+    if not isinstance(tables, Mapping) or not all(isinstance(e, Mapping) for e in tables.values()):
+        raise SavedRunError(f"{folder / META_FILE} lists its tables in a shape this judgewidgets cannot read")
     records: dict[str, list[dict[str, Any]] | Columns] = {}
-    for name, entry in (meta.get("tables") or {}).items():
+    for name, entry in tables.items():
         file = folder / str(entry.get("file", ""))
-        if not file.is_file():
+        if not entry.get("file") or not file.is_file():
             raise SavedRunError(f"the saved run {folder} lacks its table {name!r} ({file.name}): was it copied whole?")
-        if entry.get("layout") == "records":
-            records[name] = read_rows(file, entry)
-        else:
-            dump.tables[name] = read_frame(file, entry)
+        try:
+            if entry.get("layout") == "records":
+                records[name] = read_rows(file, entry)
+            else:
+                dump.tables[name] = read_frame(file, entry)
+        except Exception as exc:  # pyarrow's ArrowInvalid, OSError, a JSON cell that is not JSON, ...
+            raise SavedRunError(
+                f"the saved run {folder} has a table {name!r} ({file.name}) that cannot be read: the file is "
+                f"truncated, damaged or not the one saved ({type(exc).__name__}: {_first_line(exc)}); save the run "
+                "again, or copy the folder whole"
+            ) from exc
     dump.records = records
     return dump
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:200] if text else "no message"

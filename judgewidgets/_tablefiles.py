@@ -32,7 +32,9 @@ def _check_kind(path: Path, role: str) -> str:
     if suffix not in _KINDS:
         raise InputError(f"cannot {role} {path.name}: use a .csv, .jsonl or .parquet file")
     if suffix == ".parquet" and not any(importlib.util.find_spec(m) for m in ("pyarrow", "fastparquet")):
-        raise ConfigurationError(f"{role}ing {path.name} needs pyarrow: pip install 'judgewidgets[parquet]'")
+        raise ConfigurationError(
+            f"{role}ing {path.name} needs pyarrow (a dependency of judgewidgets, missing here): pip install pyarrow"
+        )
     return suffix
 
 

@@ -149,7 +149,8 @@ def pyarrow_modules() -> tuple[Any, Any]:
         import pyarrow.parquet as pq
     except ImportError as exc:  # pragma: no cover - pyarrow is in the test environment
         raise ImportError(
-            "saving and loading runs writes Parquet, which needs pyarrow: pip install 'judgewidgets[parquet]'"
+            "saving and loading runs writes Parquet with pyarrow, a dependency of judgewidgets that is missing here: "
+            "pip install pyarrow"
         ) from exc
     return pa, pq
 

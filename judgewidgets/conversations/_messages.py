@@ -96,10 +96,11 @@ class Conversation(BaseModel):
         return json.dumps(self.to_openai(), ensure_ascii=False)
 
 
-def parse_conversation(value: Any, position: int | None = None) -> Conversation:
+def parse_conversation(value: Any, position: int | None = None, batch: str | None = None) -> Conversation:
     """A Conversation from a list of message dicts, their JSON text, a request body with "messages", or a
-    Conversation; InputError naming the conversation (`position`) and message when it is malformed."""
-    where = "conversation" if position is None else f"conversation {position}"
+    Conversation; InputError naming the conversation (`position`, and the argument it came in, `batch`, when a
+    call takes more than one) and message when it is malformed."""
+    where = conversation_name(position, batch)
     if isinstance(value, Conversation):
         return value
     if isinstance(value, str):
@@ -154,7 +155,15 @@ def parse_conversations(values: Any, name: str = "conversations") -> list[Conver
         raise InputError(f"{name} must be a list of conversations, got {type(values).__name__}") from None
     if not batch:
         raise InputError(f"nothing to judge: {name} is empty")
-    return [parse_conversation(v, i) for i, v in enumerate(batch)]
+    side = None if name == "conversations" else name
+    return [parse_conversation(v, i, side) for i, v in enumerate(batch)]
+
+
+def conversation_name(position: int | None, batch: str | None = None) -> str:
+    """How an error names a conversation: "conversation 3", or "conversation 3 of conversations_b" where a call
+    takes conversations in more than one argument."""
+    where = "conversation" if position is None else f"conversation {position}"
+    return f"{where} of {batch}" if batch else where
 
 
 def _looks_like_one_conversation(values: Any) -> bool:

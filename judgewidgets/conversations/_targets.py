@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .._errors import InputError
-from ._messages import Conversation
+from ._messages import Conversation, conversation_name
 from ._render import TARGETS, JudgedConversation, Target
 
 
@@ -29,21 +29,24 @@ def check_target(target: str | None, default: str = "last_turn", error: type[Exc
     return chosen  # type: ignore[return-value]  # checked against TARGETS just above
 
 
-def judged_views(conversations: Sequence[Conversation], target: Target) -> list[JudgedConversation]:
-    """What is judged of every conversation under `target`, in order; InputError (naming the conversation) for a
-    conversation with nothing to judge under it."""
+def judged_views(
+    conversations: Sequence[Conversation], target: Target, batch: str | None = None
+) -> list[JudgedConversation]:
+    """What is judged of every conversation under `target`, in order; InputError (naming the conversation, and
+    the argument it came in: `batch`) for a conversation with nothing to judge under it."""
     views: list[JudgedConversation] = []
     for index, conversation in enumerate(conversations):
         replies = conversation.replies()
+        where = conversation_name(index, batch)
         if not replies:
-            raise InputError(f"conversation {index} has no assistant message: nothing to judge")
+            raise InputError(f"{where} has no assistant message: nothing to judge")
         if target == "whole":
             views.append(JudgedConversation(conversation, index))
         elif target == "last_turn":
             start, end = replies[-1]
             if end != len(conversation):
                 raise InputError(
-                    f"conversation {index} ends with a {conversation.messages[-1].role} message, not the assistant's "
+                    f"{where} ends with a {conversation.messages[-1].role} message, not the assistant's "
                     "turn: nothing to judge with target='last_turn' (drop the last message, or use target='whole')"
                 )
             views.append(JudgedConversation(conversation, index, (start, end), len(replies)))

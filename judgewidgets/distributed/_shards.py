@@ -157,7 +157,9 @@ class OutputStore:
         if file_format not in ("parquet", "jsonl"):
             raise ConfigurationError(f"output_format must be 'parquet' or 'jsonl', got {file_format!r}")
         if file_format == "parquet" and not _has_pyarrow():
-            raise ConfigurationError("Parquet output needs pyarrow: pip install 'judgewidgets[parquet]'")
+            raise ConfigurationError(
+                "Parquet output needs pyarrow (a dependency of judgewidgets; it is missing here): pip install pyarrow"
+            )
         self.format = file_format
 
     def __repr__(self) -> str:

@@ -440,7 +440,10 @@ def build_conversation_pairs(
         seconds = parse_conversations(conversations_b, "conversations_b")
         _same_length(conversations_a=len(firsts), conversations_b=len(seconds))
         chosen = check_target(target)
-        views_a, views_b = judged_views(firsts, chosen), judged_views(seconds, chosen)
+        views_a, views_b = (
+            judged_views(firsts, chosen, "conversations_a"),
+            judged_views(seconds, chosen, "conversations_b"),
+        )
         pairs = list(zip(views_a, views_b))
     reference_list = None
     if references is not None:
@@ -490,10 +493,10 @@ def continued(history: Conversation, index: int, reply: Any, name: str) -> Judge
         )
     if isinstance(reply, str):
         reply = [{"role": "assistant", "content": reply}]
-    turn = parse_conversation(reply, index).messages
+    turn = parse_conversation(reply, index, name).messages
     if any(m.role not in REPLY_ROLES for m in turn) or turn[0].role != "assistant":
         raise InputError(f"{name}[{index}]: a reply is the assistant's messages (and its tools' results) only")
-    whole = parse_conversation([*history.to_openai(), *(m.to_openai() for m in turn)], index)
+    whole = parse_conversation([*history.to_openai(), *(m.to_openai() for m in turn)], index, name)
     return JudgedConversation(whole, index, (len(history), len(whole)), len(history.replies()) + 1)
 
 

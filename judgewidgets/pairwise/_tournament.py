@@ -215,7 +215,10 @@ def candidate_views(
     if target not in (None, "last_turn", "whole"):
         raise InputError(f"target {target!r}: conversations are compared on their last turns or whole")
     chosen = check_target(target)
-    views = {n: judged_views(parse_conversations(c, f"candidate {n!r}"), chosen) for n, c in entries.items()}
+    views = {
+        n: judged_views(parse_conversations(c, f"candidate {n!r}"), chosen, f"candidate {n!r}")
+        for n, c in entries.items()
+    }
     counts = {len(v) for v in views.values()}
     if len(counts) > 1:
         raise InputError("every candidate needs one conversation per question; the counts differ")

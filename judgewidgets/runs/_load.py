@@ -66,7 +66,7 @@ def load(path: str | os.PathLike[str]) -> Any:
             )
         try:
             return cls._restore(dump)
-        except (KeyError, TypeError, ValueError, ValidationError) as exc:
+        except (LookupError, TypeError, ValueError, AttributeError, ValidationError) as exc:
             if isinstance(exc, SavedRunError):
                 raise
             raise SavedRunError(

@@ -163,3 +163,39 @@ def test_no_reply_or_turn_leaves_its_fence(turn: str, first: str, second: str) -
     open_markup = any(leaves_markup_open(t) for t in (turn, first, second))
     for message, expected in zip(built, harmless, strict=True):
         assert same_tags(tags(message["content"]), tags(expected["content"]), open_markup), message["content"]
+
+
+@pytest.mark.parametrize(
+    ("inputs", "message"),
+    [
+        (
+            {"conversations_a": [CHAT, CHAT], "conversations_b": [CHAT, [{"role": "bot", "content": "x"}]]},
+            "conversation 1 of conversations_b, message 0 has unknown role 'bot'",
+        ),
+        (
+            {"conversations_a": [CHAT, [{"role": "user"}]], "conversations_b": [CHAT, CHAT]},
+            r"conversation 1 of conversations_a, message 0 \(user\) has no content",
+        ),
+        (
+            {"conversations_a": [CHAT, CHAT], "conversations_b": [CHAT, CHAT[:1]]},
+            "conversation 1 of conversations_b has no assistant message",
+        ),
+        (
+            {"conversations_a": [CHAT, HISTORY], "conversations_b": [CHAT, CHAT]},
+            "conversation 1 of conversations_a ends with a user message",
+        ),
+        (
+            {"histories": [HISTORY, HISTORY], "responses_a": ["x", "y"], "responses_b": ["x", [{"role": "bot"}]]},
+            "conversation 1 of responses_b, message 0 has unknown role 'bot'",
+        ),
+    ],
+)
+def test_a_malformed_conversation_in_a_batch_names_its_side_and_index(inputs: dict[str, Any], message: str) -> None:
+    pj, transport = judge()
+    with pytest.raises(jw.InputError, match=message) as raised:
+        pj.compare_many(**inputs, progress=False)
+    assert len(str(raised.value).splitlines()) == 1
+    assert transport.requests == []
+    panel = jw.PairwisePanel([judge()[0], judge()[0]])
+    with pytest.raises(jw.InputError, match=message):
+        panel.compare_many(**inputs, progress=False)

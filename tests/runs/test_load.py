@@ -237,3 +237,82 @@ def test_saving_never_overwrites_by_surprise_and_leaves_nothing_half_written(
 def test_only_results_can_be_saved(tmp_path: Path) -> None:
     with pytest.raises(jw.SavedRunError, match="not a judgewidgets result"):
         _runfiles.write(object(), tmp_path / "x")
+
+
+def _damage(file: Path, how: str) -> None:
+    data = file.read_bytes()
+    if how == "missing":
+        file.unlink()
+    elif how == "truncated":
+        file.write_bytes(data[: len(data) // 2])
+    elif how == "empty":
+        file.write_bytes(b"")
+    else:  # garbage: text where the file's own format was
+        file.write_bytes(b'{"this is": "not what was saved"' if file.suffix == ".parquet" else b"\x00\x9f garbage {")
+
+
+@pytest.fixture(scope="module")
+def saved_kinds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A saved run of every kind, made once for the damage tests (each test copies the one it breaks)."""
+    root = tmp_path_factory.mktemp("kinds")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return {kind: make(kind).save(root / kind) for kind in CHECKS}
+
+
+@pytest.mark.parametrize("how", ["missing", "truncated", "empty", "garbage"])
+@pytest.mark.parametrize("kind", list(CHECKS))
+def test_every_damaged_file_of_every_kind_is_a_saved_run_error(
+    kind: str, how: str, saved_kinds: dict[str, Path], tmp_path: Path
+) -> None:
+    import shutil
+
+    files = sorted(p.name for p in saved_kinds[kind].iterdir())
+    assert "run.json" in files and any(name.endswith(".parquet") for name in files)
+    for name in files:
+        folder = tmp_path / name
+        shutil.copytree(saved_kinds[kind], folder)
+        _damage(folder / name, how)
+        with pytest.raises(jw.SavedRunError) as raised:
+            jw.load(folder)
+        message = str(raised.value)
+        assert name in message or (name == "run.json" and "run.json" in message), message
+        assert "Traceback" not in message and len(message.splitlines()) == 1, message
+        assert sorted(p.name for p in folder.iterdir()) == sorted(set(files) - ({name} if how == "missing" else set()))
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"tables": "votes.parquet"},
+        {"tables": {"votes": "votes.parquet"}},
+        {"tables": {"votes": {"file": ""}}},
+        {"state": ["not", "a", "mapping"]},
+        {"metrics": 3},
+        {"judges": "j"},
+        {"kind": None},
+    ],
+)
+def test_run_json_that_parses_but_was_changed_says_so(change: dict[str, Any], tmp_path: Path) -> None:
+    folder = _saved(tmp_path)
+    _edit(folder, **change)
+    with pytest.raises(jw.SavedRunError, match=r"run\.json|lacks its table"):
+        jw.load(folder)
+
+
+def test_a_json_cell_that_is_not_json_names_its_table(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    votes = [Vote(item=0, judge="j", score=0.5, raw='{"score": 3}', probabilities={"3": 0.7, "4": 0.3})]
+    folder = jw.JudgeResult([Item("p0", "r0")], votes, "j").save(tmp_path / "probabilities")
+    meta = json.loads((folder / "run.json").read_text())
+    table, entry = next((n, e) for n, e in meta["tables"].items() if e.get("json_columns"))
+    column = entry["json_columns"][0]
+    data = pq.read_table(folder / entry["file"])
+    broken = data.set_column(
+        data.column_names.index(column), column, pa.array(["{not json"] * len(data), type=pa.string())
+    )
+    pq.write_table(broken, folder / entry["file"])
+    with pytest.raises(jw.SavedRunError, match=rf"table {table!r} \({entry['file']}\) that cannot be read"):
+        jw.load(folder)
