@@ -50,7 +50,7 @@ from .alignment import AlignmentReport, ScoreCalibration
 from .aspects import Aspect, AspectEvaluator, AspectResult
 from .cascade import Calibration, Cascade, CascadeResult
 from .engine import CallCache, Caller, CallFailure, RetryPolicy
-from .estimates import QualityEstimate, estimate_quality
+from .estimates import LabelPlan, QualityEstimate, estimate_quality, label_plan
 from .labels import LabelStore
 from .meta_eval import MetaEvaluation, ameta_evaluate, meta_evaluate
 from .pairwise import (
@@ -152,6 +152,7 @@ __all__ = [
     "JudgeWidgetsError",
     "LLMJudge",
     "LLMPanel",
+    "LabelPlan",
     "LabelQueue",
     "LabelStore",
     "LeveledReport",
@@ -205,6 +206,7 @@ __all__ = [
     "elo",
     "estimate_quality",
     "estimates",
+    "label_plan",
     "labels",
     "load",
     "load_example",

@@ -25,6 +25,15 @@ Two intervals, on the same θ̂ and λ:
   of width against the CLT interval (t₄₈ over z, ddof 2), and on pass/fail with a good judge up to 14 % over the
   theory's width (ρ = 0.9), where the CLT interval covered 90 %.
 
+Active labelling (`weighted_ppi_mean`): when item i was labelled with a known probability π_i (a `jw.label_plan`),
+the rectifier is a Hájek mean, each labelled item weighted by 1/π_i (Zrnic & Candès 2024, "Active statistical
+inference"; their estimator with the weights normalised, which removes the variance a random sample size and a
+biased judge would add to the plain inverse-probability sum, as a regression estimator's intercept does):
+
+    θ̂ = λ · mean_N(f) + Σ_S w (y − λ f) / Σ_S w,      w = 1/π,
+
+λ tuned on the weighted terms. With equal probabilities it is PPI++ on a simple random sample.
+
 Every function takes 1-D arrays or 2-D (draws × items) ones, so simulations run many draws at once. Quantiles come
 without scipy (normal: the standard library; Student's t: Hill's algorithm, from `judgewidgets.sequential`).
 """
@@ -43,13 +52,15 @@ class MeanEstimate:
     """A mean's estimate and standard error (floats, or arrays with one value per draw).
 
     `lam` is PPI's λ (0 for the labels alone, NaN for the judge alone); `df` the degrees of freedom of the t
-    quantile, None for the normal quantile.
+    quantile, None for the normal quantile. `fixed` is the part of se² that more labels do not shrink (the
+    judge's own term, λ² var(f) / N): what is left, se² − fixed, falls about as 1/n.
     """
 
     estimate: np.ndarray
     se: np.ndarray
     lam: np.ndarray
     df: np.ndarray | int | None
+    fixed: np.ndarray | float = 0.0
 
     def interval(self, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
         """(low, high): estimate ∓ q · se, q the two-sided t (df) or normal quantile at `confidence`."""
@@ -97,14 +108,78 @@ def ppi_mean(
     rectifier = y - lam_k * f
     estimate = (lam_k * fu).mean(-1) + rectifier.mean(-1)
     if not small_sample:
-        se = np.sqrt((lam_k * fu).var(-1) / N + rectifier.var(-1) / n)
-        return MeanEstimate(estimate=estimate, se=se, lam=lam_arr, df=None)
+        fixed = (lam_k * fu).var(-1) / N
+        se = np.sqrt(fixed + rectifier.var(-1) / n)
+        return MeanEstimate(estimate=estimate, se=se, lam=lam_arr, df=None, fixed=fixed)
     # One degree of freedom for the mean, one more where a tuned λ lets the judge in (λ = 0: the labels alone).
     lost = 1 + ((lam_arr > 0) & (lam is None)).astype(int)
     rectifier_var = _variance(rectifier, lost, lam_k if corners else None)
-    imputed_var = (lam_k * fu).var(-1, ddof=1 if N > 1 else 0)
-    se = np.sqrt(imputed_var / N + rectifier_var / n)
-    return MeanEstimate(estimate=estimate, se=se, lam=lam_arr, df=n - lost)
+    fixed = (lam_k * fu).var(-1, ddof=1 if N > 1 else 0) / N
+    se = np.sqrt(fixed + rectifier_var / n)
+    return MeanEstimate(estimate=estimate, se=se, lam=lam_arr, df=n - lost, fixed=fixed)
+
+
+def weighted_ppi_mean(
+    y: np.ndarray,
+    f: np.ndarray,
+    w: np.ndarray,
+    lam: float | np.ndarray | None = None,
+    *,
+    small_sample: bool = True,
+    corners: bool = False,
+) -> MeanEstimate:
+    """Active PPI++: the mean of y over all items from the judge's scores `f` on every item and labels `y` on those
+    with a weight `w` > 0 (1/π, π the probability the item was drawn with; 0 for an item without a label, whose y
+    is ignored and may be NaN).
+
+    θ̂ = λ · mean(f) + Σ w (y − λ f) / Σ w. Its variance, for the mean of the distribution the items come from,
+    is estimated from each item's linearised contribution z_i = λ (f_i − mean f) + ŵ_i (r_i − r̄), ŵ = w N / Σ w,
+    r = y − λ f and r̄ its weighted mean: se² = Σ z² / N². λ minimises it, clipped to [0, 1]. `small_sample` as for
+    `ppi_mean`: the labelled term's squares over n − 1 (n − 2 when a tuned λ lets the judge in), the t quantile on
+    the weights' effective number of labels (Σ w)² / Σ w² less the same, and with `corners` two pseudo-labelled
+    items of average weight N / n spread over the corners of [0, 1]². With equal weights it equals `ppi_mean` up
+    to terms of order 1/N (it uses the judge's mean over all items, `ppi_mean` over the unlabelled ones)."""
+    y, f, w = _as_float(y), _as_float(f), _as_float(w)
+    labelled = w > 0
+    y = np.where(labelled, y, 0.0)
+    N = f.shape[-1]
+    n = labelled.sum(-1)
+    total = w.sum(-1, keepdims=True)
+    share = w * N / total  # ŵ: the weights normalised to sum N (mean N / n over the labelled items)
+    f_mean = f.mean(-1, keepdims=True)
+    f_w = (w * f).sum(-1, keepdims=True) / total
+    y_w = (w * y).sum(-1, keepdims=True) / total
+    spread = f - f_mean
+    if lam is None:
+        a = spread - share * (f - f_w)
+        b = share * (y - y_w)
+        a2 = (a * a).sum(-1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tuned = -(a * b).sum(-1) / a2
+        lam_arr = np.clip(np.where(a2 > 0, tuned, 0.0), 0.0, 1.0)
+    else:
+        lam_arr = np.broadcast_to(np.asarray(lam, dtype=float), n.shape).astype(float)
+    lam_k = lam_arr[..., None]
+    r_mean = y_w - lam_k * f_w
+    estimate = (lam_k * f_mean + r_mean)[..., 0]
+    deviation = np.where(labelled, share * (y - lam_k * f - r_mean), 0.0)
+    ddof = 1 if small_sample else 0
+    judge_term = lam_arr**2 * (spread**2).sum(-1) / max(N - ddof, 1)
+    fixed = (judge_term + 2 * lam_arr * (spread * deviation).sum(-1) / N) / N
+    squares = (deviation**2).sum(-1)
+    if not small_sample:
+        se = np.sqrt(np.maximum(fixed + squares / N**2, 0.0))
+        return MeanEstimate(estimate=estimate, se=se, lam=lam_arr, df=None, fixed=fixed)
+    lost = 1 + ((lam_arr > 0) & (lam is None)).astype(int)
+    pseudo = 0
+    if corners:
+        squares = squares + (N / np.maximum(n, 1)) ** 2 * corner_sum_of_squares(r_mean[..., 0], lam_arr)
+        pseudo = 2
+    labelled_term = squares * n / np.maximum(n + pseudo - lost, 1) / N**2
+    se = np.sqrt(np.maximum(fixed + labelled_term, 0.0))
+    effective = total[..., 0] ** 2 / (w * w).sum(-1)
+    df = np.maximum(np.floor(effective) - lost, 1).astype(int)
+    return MeanEstimate(estimate=estimate, se=se, lam=lam_arr, df=df, fixed=fixed)
 
 
 def labels_mean(y: np.ndarray, *, small_sample: bool = True, corners: bool = False) -> MeanEstimate:

@@ -12,15 +12,18 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from .._errors import InputError
-from .._ppi import MeanEstimate, judge_mean, labels_mean, ppi_mean
+from .._ppi import MeanEstimate, critical_value, judge_mean, labels_mean, ppi_mean, weighted_ppi_mean
 from .._saved import Dump, Keepable, plain
 from ._inputs import Metric, check_options, check_unique, encode, few, judge_series, label_series
+from ._plan import LabelPlan
 
 if TYPE_CHECKING:
     import altair as alt
 
 Interval = tuple[float, float, float]
 METHODS: tuple[str, ...] = ("ppi", "labels only", "judge only")
+PPI = "PPI++"
+ACTIVE = "active PPI++ (each label weighted by 1 / the probability it was drawn with)"
 
 
 class QualityEstimate(BaseModel, Keepable):
@@ -48,10 +51,39 @@ class QualityEstimate(BaseModel, Keepable):
     small_sample: bool = Field(description="t quantiles and unbiased variances (True) or the plain CLT interval.")
     pass_threshold: float | None = None
     notes: tuple[str, ...] = Field((), description="What the numbers rest on when it is not the usual.")
+    estimator: str = Field(PPI, description="Which estimator made `estimate`: PPI++, or active PPI++ on a plan.")
+    plan: str | None = Field(None, description="The id of the label plan the labels were drawn by (active PPI++).")
+    n_by_hand: int = Field(0, description="Labels given outside the plan's draw: kept apart, not in the estimate.")
+    se: float = Field(float("nan"), description="The estimate's standard error.")
+    se_fixed: float = Field(
+        float("nan"), description="The part of se² more labels do not shrink (the judge's own variance over N)."
+    )
+    df: float | None = Field(None, description="Degrees of freedom of the t quantile (None: normal).")
 
     @property
     def width(self) -> float:
         return self.high - self.low
+
+    def labels_needed(self, target_width: float) -> int | None:
+        """About how many more labels (drawn the same way) bring the interval's width down to `target_width`: 0
+        when it is there already, None when no number of labels can (the judge's own variance over its N items
+        is wider). The part of se² that falls with labels is taken to fall as 1/n."""
+        if not isinstance(target_width, (int, float)) or isinstance(target_width, bool) or not target_width > 0:
+            raise InputError(f"target_width must be a positive number, got {target_width!r}")
+        if self.width <= target_width:
+            return 0
+        if not (np.isfinite(self.se) and np.isfinite(self.se_fixed)):
+            return None
+        per_label = self.n_labelled * max(self.se**2 - self.se_fixed, 0.0)
+        lost = 0 if self.df is None else self.n_labelled - int(self.df)
+        total = self.n_labelled
+        for _ in range(3):  # the quantile of the projected number of labels (t with its df, or normal)
+            q = float(critical_value(self.confidence, None if self.df is None else max(total - lost, 1)))
+            room = (target_width / (2 * q)) ** 2 - self.se_fixed
+            if room <= 0:
+                return None
+            total = max(int(np.ceil(per_label / room)), self.n_labelled + 1)
+        return total - self.n_labelled
 
     def _dump(self) -> Dump:
         """The estimate as one record; the headline is the estimate, its interval and the labels it was worth."""
@@ -93,8 +125,9 @@ class QualityEstimate(BaseModel, Keepable):
     def summary(self) -> str:
         """One sentence: the estimate with its interval, the two others, and what the judge was worth."""
         labels, judge = self.labels_only, self.judge_only
+        how = PPI if self.estimator == PPI else f"active PPI++ (plan {self.plan})"
         return (
-            f"{self.metric} {self.estimate:.3f} [{self.low:.3f}, {self.high:.3f}] ({self.confidence:.0%}, PPI++ on "
+            f"{self.metric} {self.estimate:.3f} [{self.low:.3f}, {self.high:.3f}] ({self.confidence:.0%}, {how} on "
             f"{self.n_labelled} labels and {self.n_items} judged items, λ = {self.lam:.2f}); labels only "
             f"{labels[0]:.3f} [{labels[1]:.3f}, {labels[2]:.3f}], judge only {judge[0]:.3f} "
             f"[{judge[1]:.3f}, {judge[2]:.3f}]; the judge was worth {self.effective_labels:.1f} labels"
@@ -120,6 +153,7 @@ def estimate_quality(
     *,
     pass_threshold: float = 0.5,
     small_sample: bool = True,
+    plan: LabelPlan | None = None,
 ) -> QualityEstimate:
     """Estimate a quality metric from the judge's verdicts on every item and a person's labels on a few.
 
@@ -142,14 +176,27 @@ def estimate_quality(
       simulation they covered 94–99 % at nominal 95 % with 10–50 labels, where the normal intervals fell to
       77–95 %. False gives the asymptotic CLT intervals, equal to `ppi-python`'s `ppi_mean_ci`.
 
+    - `plan`: the `jw.label_plan` the labels were drawn by. The estimate is then active PPI++ (`estimator` says
+      so): each label weighted by 1 / the probability its item was drawn with (a Hájek mean of the judge's
+      errors, λ tuned on the weighted terms), which keeps it unbiased however the plan favoured uncertain items.
+      Labels on items the plan did not draw were not a random choice: they are kept apart (`n_by_hand`) and left
+      out. Stopping before the plan's last item is fine (the first k drawn items are a sample of their own); drawn
+      items skipped before the last labelled one are taken as missing at random. A uniform plan gives PPI++ on
+      its labels, as without a plan.
+
     What it needs: the labelled items must be a random sample of the items (not the ones the judge failed, not the
-    first rows of a sorted table). A judge that failed on a labelled item is an error; unlabelled items it failed on
-    are left out with a warning, so the estimate covers the items the judge could score (unbiased for all of them
-    only if its failures are unrelated to quality).
+    first rows of a sorted table), or drawn by `plan`. A judge that failed on a labelled item is an error;
+    unlabelled items it failed on are left out with a warning, so the estimate covers the items the judge could
+    score (unbiased for all of them only if its failures are unrelated to quality).
     """
     metric = check_options(metric, confidence, pass_threshold)
     threshold = float(pass_threshold)
     scores = judge_series(judge_scores)
+    if plan is not None and not isinstance(plan, LabelPlan):
+        raise InputError(
+            f"plan must be the LabelPlan the labels were drawn by (jw.label_plan), got {type(plan).__name__}"
+        )
+    check_plan_labels(human_labels, plan)
     labels = label_series(human_labels)
     check_unique(scores, "judge_scores")
     check_unique(labels, "human_labels")
@@ -161,6 +208,10 @@ def estimate_quality(
             f"{len(unknown)} labelled item(s) were not scored by the judge (not in judge_scores' index): "
             f"{few(unknown)}; labels must be on a subset of the judged items' ids"
         )
+    notes: list[str] = []
+    by_hand = 0
+    if plan is not None:
+        labels, by_hand = _drawn_labels(labels, plan, scores, notes)
     if len(labels) < 2:
         raise InputError(f"one label is not enough for an interval: label at least 2 items (got {len(labels)})")
     f_all = pd.Series(encode(scores, metric, "judge", threshold), index=scores.index)
@@ -172,7 +223,6 @@ def estimate_quality(
             f"the judge has no score for {int(failed.sum())} labelled item(s) ({few(labels.index[failed])}); "
             "rerun the judge on them or leave their labels out"
         )
-    notes: list[str] = []
     unlabelled = f_all[~f_all.index.isin(labels.index)]
     dropped = int(unlabelled.isna().sum())
     if dropped:
@@ -183,7 +233,138 @@ def estimate_quality(
         warnings.warn(message, RuntimeWarning, stacklevel=2)
         notes.append(message)
     f_unlabelled = unlabelled.dropna().to_numpy()
-    return _estimate(metric, float(confidence), y, f_labelled, f_unlabelled, small_sample, threshold, notes)
+    if plan is None or plan.design == "uniform":
+        if plan is not None:
+            notes.append(f"plan {plan.id} draws uniformly: PPI++ on its {len(y)} labels, as on any random sample")
+        estimate = _estimate(metric, float(confidence), y, f_labelled, f_unlabelled, small_sample, threshold, notes)
+        return estimate.model_copy(update={"plan": None if plan is None else plan.id, "n_by_hand": by_hand})
+    weights = 1.0 / _drawn_probabilities(plan, labels.index)
+    return _active_estimate(
+        metric, float(confidence), y, f_labelled, weights, f_unlabelled, small_sample, threshold, notes, plan, by_hand
+    )
+
+
+def check_plan_labels(human_labels: Any, plan: LabelPlan | None) -> None:
+    """InputError when a labels table says its labels were drawn by another plan than `plan` (a `plan` column,
+    as `LabelQueue.labels` has)."""
+    if plan is None or not isinstance(human_labels, pd.DataFrame) or "plan" not in human_labels.columns:
+        return
+    others = sorted({str(p) for p in human_labels["plan"].dropna()} - {plan.id})
+    if others:
+        raise InputError(
+            f"these labels were drawn by plan {', '.join(others)}, not by plan {plan.id}: pass the plan they were "
+            "drawn by"
+        )
+
+
+def _drawn_labels(labels: pd.Series, plan: LabelPlan, scores: pd.Series, notes: list[str]) -> tuple[pd.Series, int]:
+    """The labels on items `plan` drew (the others are counted and left out); InputError when the plan is not of
+    these items."""
+    planned = plan.table[plan.table["order"].notna()]
+    missing = pd.Index(planned["item"])[~pd.Index(planned["item"]).isin(scores.index)]
+    if len(missing):
+        raise InputError(
+            f"plan {plan.id} was made for other items: {len(missing)} of its items are not in judge_scores "
+            f"({few(list(missing))}); pass the judge's scores the plan was made from"
+        )
+    scored = scores.index[scores.notna()]
+    extra = scored[~scored.isin(planned["item"])]
+    if len(extra):
+        raise InputError(
+            f"judge_scores has {len(extra)} scored item(s) plan {plan.id} does not cover ({few(list(extra))}): the "
+            "plan could never draw them; pass the scores the plan was made from"
+        )
+    drawn = planned[planned["drawn"]]
+    inside = labels.index.isin(drawn["item"])
+    by_hand = int((~inside).sum())
+    if by_hand:
+        notes.append(
+            f"{by_hand} label(s) on items plan {plan.id} did not draw ({few(list(labels.index[~inside]))}) are kept "
+            "apart: not a random draw, they are not in the estimate"
+        )
+    labelled = drawn[drawn["item"].isin(labels.index)]
+    if len(labelled):
+        last = int(labelled["order"].max())
+        skipped = int((~drawn["item"].isin(labels.index) & (drawn["order"] < last)).sum())
+        if skipped:
+            notes.append(
+                f"{skipped} drawn item(s) before the last one labelled have no label: taken as missing at random"
+            )
+    return labels[inside], by_hand
+
+
+def _drawn_probabilities(plan: LabelPlan, items: pd.Index) -> np.ndarray:
+    """The probability each labelled item was drawn with, for the first k of the plan's order actually reached:
+    items certain to be drawn keep 1; the others' probabilities scale by the share of the rest reached (which a
+    weighted mean does not see, except beside the certain ones)."""
+    table = plan.table.set_index("item")
+    probabilities = table.loc[list(items), "probability"].to_numpy(dtype=float)
+    drawn = plan.table[plan.table["drawn"]]
+    certain = drawn["probability"] >= 1.0 - 1e-12
+    reached = int(drawn.loc[drawn["item"].isin(items), "order"].max())
+    rest = int((~certain).sum())
+    if rest:
+        reached_rest = max(reached - int(certain.sum()), 1)
+        scale = min(reached_rest / rest, 1.0)
+        probabilities = np.where(probabilities >= 1.0 - 1e-12, 1.0, probabilities * scale)
+    return probabilities
+
+
+def _active_estimate(
+    metric: Metric,
+    confidence: float,
+    y: np.ndarray,
+    f_labelled: np.ndarray,
+    weights: np.ndarray,
+    f_unlabelled: np.ndarray,
+    small_sample: bool,
+    threshold: float,
+    notes: list[str],
+    plan: LabelPlan,
+    by_hand: int,
+) -> QualityEstimate:
+    """Active PPI++ on labels drawn with known probabilities, beside the weighted labels alone and the judge."""
+    n = len(y)
+    corners = small_sample and metric != "mean"
+    f = np.concatenate([f_labelled, f_unlabelled])
+    y_all = np.concatenate([y, np.full(len(f_unlabelled), np.nan)])
+    w = np.concatenate([weights, np.zeros(len(f_unlabelled))])
+    lam = None if not (small_sample and n < 3) else 0.0
+    if lam == 0.0:
+        notes.append("2 labels leave no degree of freedom to tune λ: the estimate is the labels'")
+    active = weighted_ppi_mean(y_all, f, w, lam, small_sample=small_sample, corners=corners)
+    labels = weighted_ppi_mean(y_all, f, w, 0.0, small_sample=small_sample, corners=corners)
+    judge = judge_mean(f, small_sample=small_sample)
+    if np.ptp(y) == 0 and not corners:
+        notes.append(
+            f"all {n} labels are {y[0]:g}: an interval from a normal approximation cannot see a rate it has not "
+            "observed and is too narrow; label more items"
+        )
+    active_var, labels_var = float(active.se) ** 2, float(labels.se) ** 2
+    effective = n * labels_var / active_var if active_var > 0 else float(n if labels_var == 0 else np.inf)
+    low, high = active.interval(confidence)
+    return QualityEstimate(
+        metric=metric,
+        confidence=confidence,
+        estimate=float(active.estimate),
+        low=float(low),
+        high=float(high),
+        judge_only=_triple(judge, confidence),
+        labels_only=_triple(labels, confidence),
+        n_items=len(f),
+        n_labelled=n,
+        effective_labels=effective,
+        lam=float(active.lam),
+        small_sample=small_sample,
+        pass_threshold=threshold if metric == "pass_rate" else None,
+        notes=tuple(notes),
+        estimator=ACTIVE,
+        plan=plan.id,
+        n_by_hand=by_hand,
+        se=float(active.se),
+        se_fixed=float(active.fixed),
+        df=None if active.df is None else float(np.asarray(active.df)),
+    )
 
 
 def _estimate(
@@ -237,6 +418,9 @@ def _estimate(
         small_sample=small_sample,
         pass_threshold=threshold if metric == "pass_rate" else None,
         notes=tuple(notes),
+        se=float(ppi.se),
+        se_fixed=float(ppi.fixed),
+        df=None if ppi.df is None else float(np.asarray(ppi.df)),
     )
 
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._errors import InputError
+from ..estimates import LabelPlan
 from ..labels import LabelQueueModel, LabelStore
 from ..labels._kinds import LabelValue
 from ._explorer import _score
@@ -21,9 +22,14 @@ class LabelQueue:
     Every label is written to `store` the moment it is given (a kernel restart or a crash loses none), and
     reopening the same store resumes at the first unlabelled item. The judges' verdicts on an item stay hidden
     until you have labelled it. Keyboard: type a label in the box and press Enter (p / f, a / b / t, or a
-    score; > next, < previous, c clear), or Tab through the buttons. `kind` is "pass_fail", "score" (with
-    `scale=(1, 5)`) or "pairwise"; the other options are LabelQueueModel's. `labels` is a DataFrame of the
-    labelled items, ready for `judge.align(queue.labels, label="label")`.
+    score; > next, < previous, c clear, go 17 to show item 17), or Tab through the buttons. `kind` is
+    "pass_fail", "score" (with `scale=(1, 5)`) or "pairwise"; the other options are LabelQueueModel's. `labels`
+    is a DataFrame of the labelled items, ready for `judge.align(queue.labels, label="label")`.
+
+    `order="active", plan=jw.label_plan(result, budget=...)` asks for the items the plan drew, in its order, and
+    saves each label with the probability its item was drawn with; the queue then shows the interval so far and,
+    with `target_width=`, about how many more labels reach it. The counts follow every label written through
+    the store, from this widget or from code in another cell.
     """
 
     def __init__(
@@ -35,12 +41,16 @@ class LabelQueue:
         scale: tuple[float, float] | None = None,
         order: str | Sequence[Any] | None = None,
         seed: int = 0,
+        plan: LabelPlan | None = None,
+        target_width: float | None = None,
         **columns: Any,
     ) -> None:
         import ipywidgets as w
 
-        self.model = LabelQueueModel(data, kind, store, scale=scale, order=order, seed=seed, **columns)
-        hint = f"type {self.model.kind.describe()}, then Enter (> next, < previous, c clear)"
+        self.model = LabelQueueModel(
+            data, kind, store, scale=scale, order=order, seed=seed, plan=plan, target_width=target_width, **columns
+        )
+        hint = f"type {self.model.kind.describe()}, then Enter (> next, < previous, c clear, go <item>)"
         self.typed = w.Text(
             placeholder=hint, description="label", continuous_update=False, layout=w.Layout(width="520px")
         )
@@ -62,6 +72,7 @@ class LabelQueue:
         self.verdicts = w.HTML()
         self.last = w.HTML()
         self.status = w.HTML()
+        self.readout = w.HTML()
         for option, button in zip(self.model.kind.options, self.buttons):
             button.on_click(lambda _, value=option: self.give(value))
         self.clear_button.on_click(lambda _: self._act(self.model.clear))
@@ -75,6 +86,7 @@ class LabelQueue:
         self.widget = w.VBox(
             [
                 self.header,
+                self.readout,
                 self.card,
                 self.typed,
                 self.label_row,
@@ -86,6 +98,14 @@ class LabelQueue:
             ]
         )
         self.widget.add_class("judgewidgets-label-queue")
+        problems = self.model.store.problems
+        if problems:
+            listed = "".join(f"<li>{html.escape(p)}</li>" for p in problems[:5])
+            self.status.value = (
+                f"<span style='color:#b00'>{len(problems)} line(s) of the label store could not be read and are "
+                f"left out (those items count as unlabelled):</span><ul>{listed}</ul>"
+            )
+        self.model.subscribe(self._render)
         self._render()
 
     def _ipython_display_(self) -> None:
@@ -138,9 +158,8 @@ class LabelQueue:
         record = self.model.record(row)
         verdicts = self.model.verdicts(row) or {}
         label = html.escape(str(record.label if record else ""))
-        self.last.value = (
-            f"<p><b>Item {html.escape(str(self.model.frame.index[row]))}</b>: you said <b>{label}</b>."
-            + (f" The judges said:</p>{_table(verdicts)}" if verdicts else "</p>")
+        self.last.value = f"<p><b>{html.escape(self.model.name(row))}</b>: you said <b>{label}</b>." + (
+            f" The judges said:</p>{_table(verdicts)}" if verdicts else "</p>"
         )
         self._render()
 
@@ -160,9 +179,11 @@ class LabelQueue:
         record = model.record(row)
         done = model.n_labelled == model.n_items
         self.header.value = (
-            f"<p><b>{model.progress()}</b>{' — every item is labelled' if done else ''} · "
-            f"item {model.position + 1} of {model.n_items} in the queue</p>"
+            f"<p><b>{html.escape(model.progress())}</b>{' — every item is labelled' if done else ''} · "
+            f"showing {html.escape(model.name())} ({html.escape(model.where())})</p>"
         )
+        readout = model.readout()
+        self.readout.value = f"<p class='judgewidgets-readout'>{html.escape(readout)}</p>" if readout else ""
         texts = model.texts(row)
         extra = "".join(
             f"<p><b>{name.capitalize()}:</b> {_text(texts[name])}</p>"
@@ -187,7 +208,7 @@ class LabelQueue:
             else ""
         )
         self.card.value = (
-            f"<p><b>Item {html.escape(str(model.frame.index[row]))}</b></p>"
+            f"<p><b>{html.escape(model.name(row))}</b></p>"
             f"<p><b>Prompt:</b> {_text(texts['prompt'])}</p>{body}{extra}{given}"
         )
         verdicts = model.verdicts(row)

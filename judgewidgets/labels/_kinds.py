@@ -27,7 +27,8 @@ class LabelKind:
     """One kind of label: which values it takes, how they are typed, and which get a button.
 
     `pass_fail` takes "pass" / "fail" (typed p / f), `pairwise` takes "A" / "B" / "tie" (typed a / b / t), and
-    `score` a number on `scale` (inclusive; whole numbers only when both ends are ints), typed as the number.
+    `score` a number on `scale` (inclusive; whole numbers only when both ends are ints), typed as the number; a
+    score kind built without a scale (what a label store checks when it was given none) takes any finite number.
     """
 
     name: str
@@ -57,7 +58,8 @@ class LabelKind:
             return ["pass", "fail"]
         if self.name == "pairwise":
             return ["A", "B", "tie"]
-        assert self.scale is not None
+        if self.scale is None:
+            return []
         low, high = (int(v) for v in self.scale)
         return list(range(low, high + 1)) if self.whole and high - low < _MAX_SCORE_BUTTONS else []
 
@@ -72,6 +74,8 @@ class LabelKind:
         if self.scale is not None:
             low, high = (int(v) if self.whole else v for v in self.scale)
             return f"a {'whole ' if self.whole else ''}number from {low} to {high}"
+        if self.name == "score":
+            return "a number"
         return " / ".join(f"{label} ({self.shortcut(label)})" for label in self.options)
 
     def check(self, label: Any) -> LabelValue:
@@ -79,7 +83,9 @@ class LabelKind:
         if self.name == "score":
             if _is_number(label) and math.isfinite(label):
                 value = float(label)
-                low, high = self.scale or (1, 5)
+                if self.scale is None:
+                    return int(label) if isinstance(label, numbers.Integral) else value
+                low, high = self.scale
                 if low <= value <= high and (value.is_integer() or not self.whole):
                     return int(value) if self.whole else value
         elif isinstance(label, str):

@@ -3,10 +3,12 @@ the judges' verdicts on an item hidden until the person has labelled it (so they
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
-from collections.abc import Sequence
-from typing import Any
+import weakref
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -14,6 +16,9 @@ import pandas as pd
 from .._errors import InputError
 from ._kinds import LabelKind
 from ._store import LABEL_COLUMNS, LabelRecord, LabelStore, content_key, open_store
+
+if TYPE_CHECKING:
+    from ..estimates import LabelPlan, QualityEstimate
 
 __all__ = ["LabelQueueModel", "as_frame"]
 
@@ -25,6 +30,9 @@ _FIELDS = {
 _OPTIONAL = {"reference", "context"}
 # Commands typed in place of a label.
 NEXT, PREVIOUS, CLEAR = (">", "n", "next"), ("<", "previous"), ("c", "clear")
+PLAN_COLUMNS = ["plan", "probability"]
+READOUT_AFTER = 5  # labels of a plan's items before the queue shows an interval (fewer: t quantiles of 1–2 df)
+PROJECT_AFTER = 10  # ... and before it projects the labels still needed
 
 
 class LabelQueueModel:
@@ -36,8 +44,17 @@ class LabelQueueModel:
     score, winner, explanation), hidden until the item is labelled: all of them by default, or `verdict_cols`
     (then the rest are shown as the item's details). Items are keyed by a hash of their texts (or by
     `id_col`), so reopening the same store on the same data, in any order, resumes at the first
-    unlabelled item. `order` is None (the data's), "shuffled" (by `seed`) or a list of the data's index labels
-    (only those items are queued). `store` is a path, a LabelStore, or None (kept in memory).
+    unlabelled item. `order` is None (the data's), "shuffled" (by `seed`), a list of the data's index labels
+    (only those items are queued) or "active": the items a `jw.label_plan` drew (`plan=`), in its order, each
+    label saved with the plan's id and the probability its item was drawn with. Any other item can still be
+    labelled by hand (`label(value, row=...)`): saved without a probability, counted apart (`n_by_hand`), left
+    out of the active estimate. With a plan, `estimate()` is the quality estimate from the labels so far and
+    `readout()` says it, with the labels still needed to reach `target_width`. `store` is a path, a LabelStore,
+    or None (kept in memory). `subscribe(callback)` calls `callback()` after every label or clear written
+    through the store, from here or anywhere else in this process (a widget redraws its counts).
+
+    Items are named by the data's index label everywhere ("item 7"); where an item stands in the queue is its
+    position ("position 3 of 36").
     """
 
     def __init__(
@@ -58,6 +75,8 @@ class LabelQueueModel:
         context_col: str = "context",
         verdict_cols: Sequence[str] | None = None,
         who: str | None = None,
+        plan: LabelPlan | None = None,
+        target_width: float | None = None,
     ) -> None:
         self.kind = LabelKind.of(kind, scale)
         self.frame = as_frame(data)
@@ -83,12 +102,18 @@ class LabelQueueModel:
             self._require(list(verdict_cols), "verdict_cols")
             self.verdict_cols = [c for c in verdict_cols if c not in read]
         self.detail_cols = [c for c in self.frame.columns if c not in read and c not in self.verdict_cols]
+        self.plan = self._check_plan(plan, order)
+        self.target_width = _check_target_width(target_width, self.plan)
         self.store = open_store(store, self.kind.name, who)
         self._check_stored_labels()
-        self.order = self._order(order, seed)
+        self.order = self._order("active" if self.plan is not None else order, seed)
         self.position = 0
+        self.aside: int | None = None  # a row shown outside the queue, to label by hand
         first = self.next_unlabelled(start=0)
         self.position = 0 if first is None else first
+        self._listeners: list[weakref.ref[Any] | Callable[[], None]] = []
+        self._holding = False  # inside label(): tell listeners once it has moved on, not midway
+        self.store.subscribe(self._store_changed)
 
     # --- construction ----------------------------------------------------------------------------------
 
@@ -148,13 +173,44 @@ class LabelQueueModel:
                     "labels were given on, or use another file"
                 ) from None
 
+    def _check_plan(self, plan: LabelPlan | None, order: Any) -> LabelPlan | None:
+        """The plan, checked against the data: its items are the data's index labels (InputError otherwise)."""
+        from ..estimates import LabelPlan
+
+        if plan is None:
+            if isinstance(order, str) and order == "active":
+                raise InputError("order='active' asks in a plan's order: give plan=jw.label_plan(result, budget=...)")
+            return None
+        if not isinstance(plan, LabelPlan):
+            raise InputError(f"plan must be a LabelPlan (jw.label_plan), got {type(plan).__name__}")
+        if order is not None and not (isinstance(order, str) and order == "active"):
+            raise InputError(f"a plan sets the order: give order='active' (or nothing) with plan=, not {order!r}")
+        if not self.frame.index.is_unique:
+            raise InputError("a plan names items by the data's index: it needs an index without repeats")
+        known = pd.Index(plan.table["item"])
+        unknown = known[~known.isin(self.frame.index)]
+        extra = self.frame.index[~self.frame.index.isin(known)]
+        if len(unknown) or len(extra):
+            shown = list(unknown[:3]) or list(extra[:3])
+            raise InputError(
+                f"plan {plan.id} was made for other items than this data ({len(unknown)} of its items are not in "
+                f"the data's index, {len(extra)} rows of the data are not in the plan; e.g. {shown}): make the "
+                "plan from the same result or scores, indexed like the data"
+            )
+        return plan
+
     def _order(self, order: str | Sequence[Any] | None, seed: int) -> list[int]:
         rows = list(range(len(self.frame)))
         if order is None:
             return rows
         if isinstance(order, str):
+            if order == "active" and self.plan is not None:
+                return [int(p) for p in self.frame.index.get_indexer(self.plan.items)]
             if order != "shuffled":
-                raise InputError(f"order is None, 'shuffled' or a list of the data's index labels, got {order!r}")
+                raise InputError(
+                    f"order is None, 'shuffled', 'active' (with plan=) or a list of the data's index labels, "
+                    f"got {order!r}"
+                )
             return [int(i) for i in np.random.default_rng(seed).permutation(len(rows))]
         if not self.frame.index.is_unique:
             raise InputError("an order of index labels needs a data index without repeats")
@@ -172,7 +228,7 @@ class LabelQueueModel:
     @property
     def current(self) -> int:
         """The row (position in `frame`) of the item shown."""
-        return self.order[self.position]
+        return self.order[self.position] if self.aside is None else self.aside
 
     @property
     def n_items(self) -> int:
@@ -184,18 +240,81 @@ class LabelQueueModel:
         latest = self.store.latest()
         return sum(self.keys[row] in latest for row in self.order)
 
+    @property
+    def n_by_hand(self) -> int:
+        """How many items outside the queue's order have a label (labelled by hand beside a plan's draw)."""
+        latest = self.store.latest()
+        queued = set(self.order)
+        return sum(self.keys[row] in latest for row in range(len(self.frame)) if row not in queued)
+
     def progress(self) -> str:
-        return f"{self.n_labelled} of {self.n_items} labelled"
+        """ "12 of 36 labelled" (+ the labels given by hand outside the queue, when any)."""
+        by_hand = self.n_by_hand
+        return f"{self.n_labelled} of {self.n_items} labelled" + (f" (+{by_hand} by hand)" if by_hand else "")
+
+    def name(self, row: int | None = None) -> str:
+        """The item at `row` (default: the current one) as it is named everywhere: by the data's index label."""
+        return f"item {self.frame.index[self._row(row)]}"
+
+    def where(self) -> str:
+        """Where the current item stands in the queue: "position 3 of 36" (or that it is outside the queue)."""
+        if self.aside is not None:
+            return "outside the queue: a label here is by hand"
+        return f"position {self.position + 1} of {self.n_items}"
+
+    def subscribe(self, callback: Callable[[], None]) -> None:
+        """Call `callback()` after every label or clear written through the store (held weakly when a bound
+        method)."""
+        if hasattr(callback, "__self__") and hasattr(callback, "__func__"):
+            self._listeners.append(weakref.WeakMethod(callback))
+        else:
+            self._listeners.append(callback)
+
+    def _store_changed(self, record: LabelRecord | None = None) -> None:
+        if self._holding:
+            return
+        alive: list[weakref.ref[Any] | Callable[[], None]] = []
+        for listener in self._listeners:
+            callback = listener() if isinstance(listener, weakref.ref) else listener
+            if callback is not None:
+                alive.append(listener)
+                callback()
+        self._listeners = alive
 
     def move(self, step: int) -> None:
-        """Go `step` items forward (negative: back), wrapping around."""
+        """Go `step` items forward (negative: back), wrapping around (from an item shown outside the queue: back
+        to where the queue was, then on)."""
+        if self.aside is not None:
+            self.aside = None
+            step -= 1 if step > 0 else -1 if step < 0 else 0
         self.position = (self.position + step) % len(self.order)
 
     def go_to(self, row: int) -> None:
         """Show the item at `row` of `frame`."""
         if row not in self.order:
             raise InputError(f"row {row} is not in this queue")
+        self.aside = None
         self.position = self.order.index(row)
+
+    def show(self, item: Any) -> None:
+        """Show the item whose index label is `item` (or whose label reads as the text `item`): in the queue, go
+        there; outside it, show it aside, to be labelled by hand."""
+        row = self._find(item)
+        if row in self.order:
+            self.go_to(row)
+        else:
+            self.aside = row
+
+    def _find(self, item: Any) -> int:
+        index = self.frame.index
+        if item in index:
+            found = index.get_loc(item)
+            if isinstance(found, int):
+                return found
+        matches = [i for i, label in enumerate(index) if str(label) == str(item).strip()]
+        if len(matches) != 1:
+            raise InputError(f"there is no item {item!r} in the data (items are named by the data's index)")
+        return matches[0]
 
     def next_unlabelled(self, start: int | None = None) -> int | None:
         """The position (in the queue) of the first unlabelled item from `start` on (default: after the current
@@ -242,13 +361,37 @@ class LabelQueueModel:
         unlabelled item."""
         label = self.kind.check(value)
         row = self._row(row)
-        record = self.store.add(self.keys[row], label, note=note or None, kind=self.kind.name)
+        plan, probability = self._drawn(row)
+        self._holding = True
+        try:
+            record = self.store.add(
+                self.keys[row], label, note=note or None, kind=self.kind.name, plan=plan, probability=probability
+            )
+            self._advance(row, advance)
+        finally:
+            self._holding = False
+        self._store_changed()
+        return record
+
+    def _advance(self, row: int, advance: bool) -> None:
         if advance and row in self.order:
+            self.aside = None
             self.position = self.order.index(row)
             following = self.next_unlabelled()
             if following is not None:
                 self.position = following
-        return record
+        elif advance and row == self.aside:  # labelled by hand: back to the queue's first unlabelled item
+            self.aside = None
+            following = self.next_unlabelled(start=self.position)
+            if following is not None:
+                self.position = following
+
+    def _drawn(self, row: int) -> tuple[str | None, float | None]:
+        """(the plan's id, the probability it drew the item at `row` with), or (None, None) for an item it did
+        not draw (labelled by hand) or without a plan."""
+        if self.plan is None or row not in self.order:
+            return None, None
+        return self.plan.id, self.plan.probability(self.frame.index[row])
 
     def clear(self, row: int | None = None) -> None:
         """Remove the label of the item at `row` (default: the current one)."""
@@ -256,8 +399,12 @@ class LabelQueueModel:
 
     def submit(self, text: str, note: str | None = None) -> str:
         """What the person typed: a label ("p", "f", "4", "a", "t", ...) labels the current item and moves on to
-        the next unlabelled one; ">" / "n" moves on, "<" back, "c" clears. Says what was done."""
+        the next unlabelled one; ">" / "n" moves on, "<" back, "c" clears, "go 17" shows item 17 (outside the
+        queue: to label it by hand). Says what was done."""
         typed = text.strip().lower()
+        if typed.startswith("go "):
+            self.show(text.strip()[3:].strip())
+            return f"showing {self.name()} ({self.where()})"
         if typed in NEXT:
             self.move(1)
             return "next item"
@@ -269,28 +416,119 @@ class LabelQueueModel:
             return "label cleared"
         value = self.kind.parse(typed)
         if value is None:
-            raise InputError(f"{text!r} is not a label: type {self.kind.describe()}, or > next, < previous, c clear")
+            raise InputError(
+                f"{text!r} is not a label: type {self.kind.describe()}, or > next, < previous, c clear, go <item>"
+            )
         row = self.current
         self.label(value, note=note, advance=True)
-        return f"item {self.frame.index[row]} labelled {value}"
+        return f"{self.name(row)} labelled {value}"
+
+    # --- the estimate so far (with a plan) -------------------------------------------------------------
+
+    def estimate(self) -> QualityEstimate | None:
+        """The quality estimate from the labels so far (active PPI++ on the plan's draw, the judge's verdicts from
+        the plan), or None without a plan or before 2 drawn items are labelled."""
+        from ..estimates import estimate_quality
+
+        if self.plan is None:
+            return None
+        values = self._label_values()
+        drawn = values[values.index.isin(self.plan.items)]
+        if len(drawn) < 2:
+            return None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return estimate_quality(
+                self.plan.scores(),
+                values,
+                self.plan.metric,
+                pass_threshold=self.plan.pass_threshold,
+                plan=self.plan,
+            )
+
+    def readout(self) -> str:
+        """The interval so far and, with `target_width`, about how many more labels reach it."""
+        if self.plan is None:
+            return ""
+        estimate = self.estimate() if self._drawn_labelled() >= READOUT_AFTER else None
+        if estimate is None:
+            return f"{self.plan.metric}: the interval shows from {READOUT_AFTER} labels of the plan's items on"
+        text = (
+            f"{estimate.metric} {estimate.estimate:.3f}, {estimate.confidence:.0%} interval [{estimate.low:.3f}, "
+            f"{estimate.high:.3f}] (width {estimate.width:.3f}) from {estimate.n_labelled} labels"
+        )
+        if self.target_width is None:
+            return text
+        if estimate.n_labelled < PROJECT_AFTER:
+            return text + f"; how many more reach width {self.target_width:g} shows from {PROJECT_AFTER} labels on"
+        needed = estimate.labels_needed(self.target_width)
+        if needed == 0:
+            return text + f"; the target width {self.target_width:g} is reached: you can stop"
+        if needed is None:
+            return text + (
+                f"; no number of labels reaches width {self.target_width:g} here (the judge's own variance over "
+                "these items is wider)"
+            )
+        left = self.n_items - self.n_labelled
+        beyond = (
+            f", {needed - left} beyond this plan's {self.n_items} items (plan.with_budget({self.n_labelled + needed}))"
+            if needed > left
+            else ""
+        )
+        return text + f"; about {needed} more labels to reach width {self.target_width:g}{beyond}"
+
+    def _drawn_labelled(self) -> int:
+        latest = self.store.latest()
+        return sum(self.keys[row] in latest for row in self.order)
+
+    def _label_values(self) -> pd.Series:
+        """The current labels on the data's index, on the estimate's scale (pass 1 / fail 0; A / B / tie kept;
+        scores normalised to [0, 1] on the queue's scale)."""
+        latest = self.store.latest()
+        rows = [row for row in range(len(self.frame)) if self.keys[row] in latest]
+        values: list[Any] = []
+        for row in rows:
+            label = latest[self.keys[row]].label
+            if self.kind.name == "pass_fail":
+                values.append(1.0 if label == "pass" else 0.0)
+            elif self.kind.name == "score":
+                low, high = self.kind.scale or (0.0, 1.0)
+                values.append((float(label) - low) / (high - low))  # type: ignore[arg-type]
+            else:
+                values.append({"A": 1.0, "tie": 0.5, "B": 0.0}[str(label)])
+        return pd.Series(values, index=self.frame.index[rows], dtype=float)
 
     # --- the labels ------------------------------------------------------------------------------------
 
     @property
     def labels(self) -> pd.DataFrame:
         """The labelled items, in the data's order, with the data's own index and columns, then item (the key),
-        label, who and when (+ note when any label has one): ready for `judge.align(labels, label="label")`.
-        Data columns with those names are kept as `<name>_data`."""
+        label, who and when (+ note when any label has one; + plan and probability with a plan: None for a label
+        given by hand): ready for `judge.align(labels, label="label")`. Data columns with those names are kept
+        as `<name>_data`."""
         latest = self.store.latest()
         rows = [row for row in range(len(self.frame)) if self.keys[row] in latest]
         records = [latest[self.keys[row]] for row in rows]
-        added = [*LABEL_COLUMNS, "note"]
+        added = [*LABEL_COLUMNS, "note", *PLAN_COLUMNS]
         out = self.frame.iloc[rows].rename(columns={c: f"{c}_data" for c in added if c in self.frame.columns})
         for column in LABEL_COLUMNS:
             out[column] = [getattr(r, column) for r in records]
         if any(r.note for r in records):
             out["note"] = [r.note for r in records]
+        if self.plan is not None or any(r.plan for r in records):
+            out["plan"] = [r.plan for r in records]
+            out["probability"] = [math.nan if r.probability is None else r.probability for r in records]
         return out
+
+
+def _check_target_width(target_width: Any, plan: LabelPlan | None) -> float | None:
+    if target_width is None:
+        return None
+    if plan is None:
+        raise InputError("target_width= needs plan= (the plan carries the judge's verdicts the interval needs)")
+    if isinstance(target_width, bool) or not isinstance(target_width, (int, float)) or not 0 < target_width < 1:
+        raise InputError(f"target_width is the interval width to reach, a number in (0, 1); got {target_width!r}")
+    return float(target_width)
 
 
 def as_frame(data: Any) -> pd.DataFrame:

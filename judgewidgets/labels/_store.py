@@ -3,9 +3,11 @@
 Every label is one line, appended with a single `write()` on a file opened `O_APPEND`, under an exclusive
 `flock`, then `fsync`ed before `add()` returns: a kernel restart, a crash or a SIGKILL loses no label that was
 given, and two notebooks (or processes) appending to one file never interleave their lines. A line cut off by a
-writer's death (or a power loss) is skipped with a warning, and the next append starts on a fresh line. Reading
-takes the latest record of each item: labelling again replaces a label, and a "clear" record removes it.
-Readers hold a shared lock, so they never see half a line being written.
+writer's death (or a power loss) is skipped with a warning, and the next append starts on a fresh line; so is a
+record whose label its own kind cannot take (a "maybe" among pass/fail labels, written by hand or by an older
+version), so one bad line never keeps a store from opening. Reading takes the latest record of each item:
+labelling again replaces a label, and a "clear" record removes it. Readers hold a shared lock, so they never see
+half a line being written. Every label is checked against its kind before it is written.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ import math
 import os
 import threading
 import warnings
-from collections.abc import Hashable, Iterator, Mapping
+import weakref
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
@@ -27,7 +30,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .._errors import InputError
-from ._kinds import LabelValue
+from ._kinds import KINDS, LabelKind, LabelValue
 
 try:
     import fcntl
@@ -52,6 +55,10 @@ class LabelRecord(BaseModel):
     when: str = Field(description="When, in UTC, ISO 8601.")
     note: str | None = Field(None, description="The person's note on the item, if any.")
     action: Literal["label", "clear"] = Field("label", description="'clear' removes the item's label.")
+    plan: str | None = Field(None, description="The id of the label plan that drew the item (None: chosen by hand).")
+    probability: float | None = Field(
+        None, description="The probability the plan drew the item with (what an active estimate weights it by)."
+    )
 
 
 def content_key(**fields: Any) -> str:
@@ -108,16 +115,31 @@ class LabelStore:
     """A person's labels, kept in `path` (JSON Lines, append-only) or, with `path=None`, in memory.
 
     `kind` (when given) is the kind of label this store holds: a file holding labels of another kind is refused
-    (InputError), and `add` records it. `who` is written on every label (default: the operating-system user).
-    `labels` is a DataFrame of the current label of each item (`latest()`: the same as records); every read
-    first takes in what other writers of the file appended meanwhile.
+    (InputError), and `add` records it. `scale` (for score labels) is the scale `add` checks them against. `who`
+    is written on every label (default: the operating-system user). `labels` is a DataFrame of the current label
+    of each item (`latest()`: the same as records); every read first takes in what other writers of the file
+    appended meanwhile. Lines that hold no usable record are skipped with a warning: `skipped` has their line
+    numbers, `problems` says why. `subscribe(callback)` calls `callback(record)` after each label or clear written
+    through this store (a widget showing it redraws).
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None, *, kind: str | None = None, who: str | None = None) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None,
+        *,
+        kind: str | None = None,
+        who: str | None = None,
+        scale: tuple[float, float] | None = None,
+    ) -> None:
         self.path = None if path is None else Path(path).expanduser()
+        if kind is not None and kind not in KINDS:
+            raise InputError(f"unknown label kind {kind!r}: use one of {', '.join(KINDS)}")
         self.kind = kind
+        self.scale = None if scale is None else LabelKind.of("score", scale).scale
         self.who = who or default_who()
         self.skipped: list[int] = []  # line numbers (from 1) of the lines that held no record
+        self.problems: list[str] = []  # why each skipped line was skipped
+        self._listeners: list[weakref.ref[Any] | Callable[[LabelRecord], None]] = []
         self._records: list[LabelRecord] = []
         self._latest: dict[str, LabelRecord] = {}
         self._offset = 0  # bytes read so far: every whole line before it
@@ -144,10 +166,32 @@ class LabelStore:
         note: str | None = None,
         kind: str | None = None,
         who: str | None = None,
+        plan: str | None = None,
+        probability: float | None = None,
     ) -> LabelRecord:
-        """Record `label` for `item`, durably (on disk, fsync'd) before returning; it replaces any earlier one."""
+        """Record `label` for `item`, durably (on disk, fsync'd) before returning; it replaces any earlier one.
+
+        The label is checked against its kind first (InputError, nothing written: "maybe" is no pass/fail label).
+        `plan` and `probability` say which label plan drew the item and with what probability (None: by hand)."""
+        chosen = self._kind(kind)
+        checked = self._label_kind(chosen).check(label)
+        if probability is not None and not (
+            isinstance(probability, (int, float)) and not isinstance(probability, bool) and 0 < probability <= 1
+        ):
+            raise InputError(f"probability is the chance the plan drew the item, in (0, 1]; got {probability!r}")
+        if (plan is None) != (probability is None):
+            raise InputError("a drawn label records both the plan and its probability (or neither, by hand)")
         return self._write(
-            LabelRecord(item=item, label=label, kind=self._kind(kind), who=who or self.who, when=_now(), note=note)
+            LabelRecord(
+                item=item,
+                label=checked,
+                kind=chosen,
+                who=who or self.who,
+                when=_now(),
+                note=note,
+                plan=plan,
+                probability=None if probability is None else float(probability),
+            )
         )
 
     def clear(self, item: str, *, kind: str | None = None, who: str | None = None) -> LabelRecord:
@@ -159,7 +203,36 @@ class LabelStore:
         chosen = kind or self.kind
         if chosen is None:
             raise InputError("say which kind of label this is: LabelStore(path, kind=...) or add(..., kind=...)")
+        if chosen not in KINDS:
+            raise InputError(f"unknown label kind {chosen!r}: use one of {', '.join(KINDS)}")
+        if self.kind is not None and chosen != self.kind:
+            raise InputError(f"this store holds {self.kind} labels, not {chosen}: use another file for them")
         return chosen
+
+    def _label_kind(self, kind: str) -> LabelKind:
+        """The kind to check a label against: score labels on the store's scale when it has one, else any
+        finite number."""
+        if kind == "score":
+            return LabelKind.of("score", self.scale) if self.scale is not None else LabelKind("score", None)
+        return LabelKind.of(kind)
+
+    def subscribe(self, callback: Callable[[LabelRecord], None]) -> None:
+        """Call `callback(record)` after each label or clear written through this store. A bound method is held
+        weakly (a widget that is gone is not kept alive by its store)."""
+        if hasattr(callback, "__self__") and hasattr(callback, "__func__"):
+            self._listeners.append(weakref.WeakMethod(callback))
+        else:
+            self._listeners.append(callback)
+
+    def _notify(self, record: LabelRecord) -> None:
+        alive: list[weakref.ref[Any] | Callable[[LabelRecord], None]] = []
+        for listener in self._listeners:
+            callback = listener() if isinstance(listener, weakref.ref) else listener
+            if callback is None:
+                continue
+            alive.append(listener)
+            callback(record)
+        self._listeners = alive
 
     def _write(self, record: LabelRecord) -> LabelRecord:
         line = (record.model_dump_json(exclude_defaults=True) + "\n").encode()
@@ -169,6 +242,7 @@ class LabelStore:
             if self.path is None:
                 self._take(record)
         self.refresh()  # reads this record back, with any other writer's before it
+        self._notify(record)
         return record
 
     def _append(self, line: bytes) -> None:
@@ -239,15 +313,33 @@ class LabelStore:
                     if position != self._torn_at:  # not the cut-off line already warned about
                         self._skip(f"line {self._lines} of {self.path} is not a label record (cut off by a crash?)")
                 else:
-                    self._take(record)
+                    problem = self._unfit(record)
+                    if problem is None:
+                        self._take(record)
+                    else:
+                        self._skip(f"line {self._lines} of {self.path}: {problem}")
             position += len(raw) + 1
         self._offset = position
         if tail and position != self._torn_at:
             self._torn_at = position
             self._skip(f"the last line of {self.path} was cut off (its writer died while writing it)", self._lines + 1)
 
+    def _unfit(self, record: LabelRecord) -> str | None:
+        """Why a record read from the file cannot be taken (its kind unknown, or a label its kind cannot take),
+        or None."""
+        if record.kind not in KINDS:
+            return f"label kind {record.kind!r} is not one of {', '.join(KINDS)}"
+        if record.action == "clear":
+            return None
+        try:
+            self._label_kind(record.kind).check(record.label)
+        except InputError:
+            return f"label {record.label!r} for item {record.item} is not a {record.kind} label"
+        return None
+
     def _skip(self, what: str, line: int | None = None) -> None:
         self.skipped.append(self._lines if line is None else line)
+        self.problems.append(what)
         warnings.warn(f"{what}: skipped", RuntimeWarning, stacklevel=5)  # the caller of a read
 
     def _take(self, record: LabelRecord) -> None:
@@ -257,7 +349,7 @@ class LabelStore:
             self._latest[record.item] = record
 
     def _reset(self) -> None:
-        self._records, self._latest, self.skipped = [], {}, []
+        self._records, self._latest, self.skipped, self.problems = [], {}, [], []
         self._offset, self._lines, self._torn_at = 0, 0, None
 
     def records(self) -> list[LabelRecord]:
@@ -335,11 +427,16 @@ class LabelsView(Mapping[Hashable, LabelValue]):
         return repr(dict(self))
 
 
-def open_store(store: str | os.PathLike[str] | LabelStore | None, kind: str, who: str | None = None) -> LabelStore:
+def open_store(
+    store: str | os.PathLike[str] | LabelStore | None,
+    kind: str,
+    who: str | None = None,
+    scale: tuple[float, float] | None = None,
+) -> LabelStore:
     """The store a queue writes `kind` labels to: a path (None: in memory) or a LabelStore of its own; a store
     holding labels of another kind is refused (InputError)."""
     if not isinstance(store, LabelStore):
-        return LabelStore(store, kind=kind, who=who)
+        return LabelStore(store, kind=kind, who=who, scale=scale)
     _refuse_other_kinds(store, kind)
     return store
 

@@ -16,7 +16,7 @@ from .._runfiles import Saveable, read
 from ..alignment import AlignmentReport
 from ..aspects import AspectResult
 from ..cascade import CascadeResult
-from ..estimates import QualityEstimate
+from ..estimates import LabelPlan, QualityEstimate
 from ..meta_eval import MetaEvaluation
 from ..pairwise import CorrectedRanking, PairwiseResult, PairwiseTable, PanelComparison, TournamentResult
 from ..pipeline import PipelineTable
@@ -46,6 +46,7 @@ KINDS: Mapping[str, type[Saveable]] = MappingProxyType(
         "cascade": CascadeResult,
         "alignment": AlignmentReport,
         "estimate": QualityEstimate,
+        "label_plan": LabelPlan,
         "meta_evaluation": MetaEvaluation,
     }
 )

@@ -194,6 +194,9 @@ def make(kind: str) -> Any:
         "estimate": lambda: jw.estimate_quality(
             pd.Series(np.linspace(0.2, 0.9, 30)), pd.Series(np.r_[np.ones(6), np.zeros(4)], index=range(0, 30, 3))
         ),
+        "label_plan": lambda: jw.label_plan(
+            pd.Series(np.linspace(0.02, 0.98, 40), index=[f"q{i}" for i in range(40)]), budget=8, seed=3
+        ),
         "meta_evaluation": _meta,
     }
     return builders[kind]()

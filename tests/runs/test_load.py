@@ -39,6 +39,7 @@ CHECKS: dict[str, list[str]] = {
     "cascade": ["table", "judgments", "stages", "summary", "chart"],
     "alignment": ["table", "levers", "per_fold", "learning_curve", "disagreements", "chosen", "summary", "chart"],
     "estimate": ["to_df", "model_dump", "chart", "summary"],
+    "label_plan": ["table", "items", "id", "summary", "probabilities"],
     "meta_evaluation": ["table", "summary", "verdicts", "chart"],
 }
 
