@@ -49,6 +49,12 @@ class AlignOptions(TypedDict, total=False):
     "pass_fail", "score" (on `scale`, by default the template's) or "pairwise", inferred when not given.
     `folds`-fold cross-fitting with `seed`; intervals at `confidence`. Every item is judged once per prompt
     tried; the progress bar names the number of calls before the first one, and the report keeps it.
+
+    `plan`: the `jw.label_plan` that chose the labelled items (the table's index names them, as
+    `LabelQueue.labels` does). A plan seeks the items the judge is unsure of, which is where labels teach an
+    alignment most, but agreement on those is lower than on the items at large: the report's before / after
+    agreement then weighs each held-out label by 1 / the probability the plan drew it (labels given by hand,
+    outside the draw, are used to align but not to measure), so it estimates the agreement over every item.
     """
 
     kind: LabelKind | None
@@ -59,6 +65,7 @@ class AlignOptions(TypedDict, total=False):
     seed: int
     confidence: float
     progress: bool | Progress
+    plan: Any
 
 
 async def aalign_subject(
@@ -122,8 +129,12 @@ class Plan:
         seed: int,
         frame: pd.DataFrame,
         reflector: Reflector | None = None,
+        item_weights: np.ndarray | None = None,
+        plan_id: str | None = None,
     ) -> None:
         self.subject = subject
+        self.item_weights = item_weights
+        self.plan_id = plan_id
         self.reflector = reflector
         self.reflection_errors: list[str] = []
         self.labels = labels
@@ -348,8 +359,8 @@ def build_report(
     labels, folds, seed = plan.labels, plan.folds, plan.seed
     table = pd.DataFrame(
         [
-            agreement_row("before", before, labels, confidence, seed),
-            agreement_row("after", after, labels, confidence, seed),
+            agreement_row("before", before, labels, confidence, seed, plan.item_weights),
+            agreement_row("after", after, labels, confidence, seed, plan.item_weights),
         ]
     )
     levers = pd.DataFrame(
@@ -382,6 +393,7 @@ def build_report(
         "candidate": final.name,
         "rule": repr(final.rule.fit(final.signals, labels, np.arange(len(labels)))),
         "examples": final_examples,
+        **({"weighted_by": plan.plan_id} if plan.plan_id is not None else {}),
         **(notes or {}),
     }
     return AlignmentReport(
@@ -414,8 +426,10 @@ def plan_alignment(
     examples: int = 4,
     folds: int = 5,
     seed: int = 0,
+    plan: Any = None,
 ) -> Plan:
     """Every check of an alignment, before any call: the table, the labels, the levers, the judge's route."""
+    item_weights = plan_weights(labelled, label, plan)
     frame = check_frame(labelled, label)
     unknown = sorted(set(levers) - set(LEVERS))
     if unknown:
@@ -437,7 +451,46 @@ def plan_alignment(
     )
     subject = make_subject(frame, labels)
     judge.check()
-    return Plan(subject, labels, make_folds(labels, folds, seed), set(levers), examples, seed, frame, reflector)
+    return Plan(
+        subject,
+        labels,
+        make_folds(labels, folds, seed),
+        set(levers),
+        examples,
+        seed,
+        frame,
+        reflector,
+        item_weights,
+        None if plan is None else plan.id,
+    )
+
+
+def plan_weights(labelled: Any, label: str, plan: Any) -> np.ndarray | None:
+    """Each labelled row's weight for measuring agreement, 1 / the probability `plan` drew its item (0 for an item
+    it did not draw: labelled by hand), or None without a plan; InputError when the table's index does not name
+    the plan's items or its labels were drawn by another plan."""
+    if plan is None:
+        return None
+    from ..estimates import LabelPlan
+    from ..estimates._quality import check_plan_labels
+
+    if not isinstance(plan, LabelPlan):
+        raise InputError(f"plan must be the LabelPlan that chose the labelled items, got {type(plan).__name__}")
+    if not isinstance(labelled, pd.DataFrame):
+        return None  # check_frame says what is wrong
+    check_plan_labels(labelled, plan)
+    known = labelled.index.isin(plan.table["item"])
+    if not known.all():
+        raise InputError(
+            f"the labelled table's index must name plan {plan.id}'s items (as LabelQueue.labels does); "
+            f"{int((~known).sum())} row(s) name none: {list(labelled.index[~known][:5])}"
+        )
+    probabilities = plan.probabilities()
+    drawn = set(plan.items)
+    weights = np.array([1.0 / probabilities[i] if i in drawn else 0.0 for i in labelled.index])
+    if int((weights > 0).sum()) < 2:
+        raise InputError(f"fewer than 2 labelled items were drawn by plan {plan.id}: nothing to measure on")
+    return weights
 
 
 __all__ = ["LEVERS", "AlignOptions", "Plan", "aalign", "aalign_subject", "align", "plan_alignment"]

@@ -15,24 +15,52 @@ from ._rules import MISSING
 
 
 def agreement_row(
-    name: str, predicted: np.ndarray, labels: Labels, confidence: float = 0.95, seed: int = 0
+    name: str,
+    predicted: np.ndarray,
+    labels: Labels,
+    confidence: float = 0.95,
+    seed: int = 0,
+    item_weights: np.ndarray | None = None,
 ) -> dict[str, Any]:
-    """n judged, accuracy and Cohen's κ (quadratic-weighted for scores) with percentile bootstrap intervals."""
+    """n judged, accuracy and Cohen's κ (quadratic-weighted for scores) with percentile bootstrap intervals.
+
+    With `item_weights` (1 / the probability a label plan drew each item; 0 for an item it did not draw) the
+    accuracy and κ are weighted, so they estimate the agreement over every item the plan covered rather than over
+    the uncertain ones it sought; the bootstrap resamples items with their weights."""
     ok = predicted != MISSING
+    if item_weights is not None:
+        ok &= item_weights > 0
     pred, truth = predicted[ok], labels.codes[ok]
-    row: dict[str, Any] = {"rule": name, "n": int(ok.sum()), "failed": int((~ok).sum())}
+    row: dict[str, Any] = {"rule": name, "n": int(ok.sum()), "failed": int((predicted == MISSING).sum())}
     if not ok.any():
         return row | dict.fromkeys(("accuracy", "accuracy_low", "accuracy_high", "kappa", "kappa_low", "kappa_high"))
-    acc = bootstrap_ci(
-        lambda p, t: (p == t).mean(axis=-1), pred, truth, confidence=confidence, seed=seed, vectorized=True
-    )
     weights: Literal["quadratic"] | None = "quadratic" if labels.ordinal else None
     classes = list(range(len(labels.classes)))
+    if item_weights is None:
+        acc = bootstrap_ci(
+            lambda p, t: (p == t).mean(axis=-1), pred, truth, confidence=confidence, seed=seed, vectorized=True
+        )
 
-    def kappa(p: np.ndarray, t: np.ndarray) -> float:
-        return cohen_kappa(p, t, weights=weights, labels=classes)
+        def kappa(p: np.ndarray, t: np.ndarray) -> float:
+            return cohen_kappa(p, t, weights=weights, labels=classes)
 
-    kap = bootstrap_ci(kappa, pred, truth, n=500, confidence=confidence, seed=seed)
+        kap = bootstrap_ci(kappa, pred, truth, n=500, confidence=confidence, seed=seed)
+    else:
+        w = item_weights[ok]
+        acc = bootstrap_ci(
+            lambda p, t, v: (v * (p == t)).sum(axis=-1) / v.sum(axis=-1),
+            pred,
+            truth,
+            w,
+            confidence=confidence,
+            seed=seed,
+            vectorized=True,
+        )
+
+        def weighted_kappa(p: np.ndarray, t: np.ndarray, v: np.ndarray) -> float:
+            return _weighted_kappa(p, t, v, len(classes), quadratic=labels.ordinal)
+
+        kap = bootstrap_ci(weighted_kappa, pred, truth, w, n=500, confidence=confidence, seed=seed)
     row |= {
         "accuracy": acc.estimate,
         "accuracy_low": acc.low,
@@ -45,6 +73,21 @@ def agreement_row(
         values = np.asarray(labels.classes, dtype=float)
         row["mae"] = float(np.abs(values[pred] - values[truth]).mean())
     return row
+
+
+def _weighted_kappa(predicted: np.ndarray, truth: np.ndarray, weights: np.ndarray, k: int, quadratic: bool) -> float:
+    """Cohen's κ (quadratic-weighted when `quadratic`) on a confusion table of item weights."""
+    table = np.zeros((k, k))
+    np.add.at(table, (np.asarray(truth, dtype=int), np.asarray(predicted, dtype=int)), weights)
+    total = table.sum()
+    if total <= 0:
+        return float("nan")
+    table /= total
+    codes = np.arange(k)
+    cost = (codes[:, None] - codes[None, :]) ** 2 if quadratic else (codes[:, None] != codes[None, :]).astype(float)
+    expected = np.outer(table.sum(axis=1), table.sum(axis=0))
+    chance = float((cost * expected).sum())
+    return float("nan") if chance <= 0 else 1.0 - float((cost * table).sum()) / chance
 
 
 def confusion(predicted: np.ndarray, labels: Labels) -> pd.DataFrame:
@@ -203,8 +246,10 @@ class AlignmentReport(Keepable):
         measured (no item judged; κ of judged items and labels of one class only) reads "n/a" and why."""
         b, a = self.before, self.after
         labels = int(a["n"]) + int(a.get("failed", 0))
+        weighted = self.chosen.get("weighted_by")
+        how = f"; weighted by 1 / the probability plan {weighted} drew each item" if weighted else ""
         return (
-            f"held-out agreement with {labels} {self.kind} labels ({self.folds}-fold cross-fitting): "
+            f"held-out agreement with {labels} {self.kind} labels ({self.folds}-fold cross-fitting{how}): "
             f"{_accuracy_text(b)} → {_accuracy_text(a)}; κ {_kappa_text(b)} → {_kappa_text(a)}; "
             f"kept: {self.chosen.get('candidate')}"
         )

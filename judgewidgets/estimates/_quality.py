@@ -67,7 +67,8 @@ class QualityEstimate(BaseModel, Keepable):
     def labels_needed(self, target_width: float) -> int | None:
         """About how many more labels (drawn the same way) bring the interval's width down to `target_width`: 0
         when it is there already, None when no number of labels can (the judge's own variance over its N items
-        is wider). The part of se² that falls with labels is taken to fall as 1/n."""
+        is wider) or it would take more labels than there are items. The part of se² that falls with labels is
+        taken to fall as 1/n."""
         if not isinstance(target_width, (int, float)) or isinstance(target_width, bool) or not target_width > 0:
             raise InputError(f"target_width must be a positive number, got {target_width!r}")
         if self.width <= target_width:
@@ -83,7 +84,7 @@ class QualityEstimate(BaseModel, Keepable):
             if room <= 0:
                 return None
             total = max(int(np.ceil(per_label / room)), self.n_labelled + 1)
-        return total - self.n_labelled
+        return None if total > self.n_items else total - self.n_labelled
 
     def _dump(self) -> Dump:
         """The estimate as one record; the headline is the estimate, its interval and the labels it was worth."""

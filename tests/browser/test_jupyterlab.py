@@ -349,7 +349,7 @@ def test_the_agreement_tutorial_labels_aligns_and_shows_the_report(page, lab: La
     queue.locator("button:has-text('previous')").click()  # the widget redraws from its store
     page.wait_for_timeout(500)
     shown = queue.inner_text()
-    assert "36 of 36 labelled" in shown and "item 36 of 36" in shown, shown[:300]
+    assert "36 of 36 labelled" in shown and "(position 36 of 36)" in shown, shown[:300]
     tabs = page.locator(".judgewidgets-alignment")
     tabs.wait_for(timeout=60_000)
     tabs.scroll_into_view_if_needed()

@@ -90,3 +90,54 @@ def test_named_verdicts_hide_only_those(tmp_path: Path) -> None:
     queue = jw.LabelQueue(data, store=None, verdict_cols=["judge_score", "judge_note"])
     assert "from the quiz" in queue.card.value and "TOPIC-SHOWN" in queue.card.value
     assert "SAYS-CORRECT-1" not in _shown(queue)
+
+
+def test_the_counts_follow_labels_given_from_another_cell_at_every_moment(tmp_path: Path) -> None:
+    data = pd.DataFrame({"prompt": [f"question {i}" for i in range(36)], "response": "answer"})
+    queue = jw.LabelQueue(data, store=tmp_path / "labels.jsonl")
+    assert "0 of 36 labelled" in queue.header.value
+    for row in range(36):  # the next cell labels every item through the model, as the tutorial does
+        queue.model.label("pass" if row % 3 else "fail", row=row)
+        assert f"<b>{row + 1} of 36 labelled</b>" in queue.header.value
+    assert "every item is labelled" in queue.header.value
+    queue.store.clear(queue.model.keys[5])  # straight to the store
+    assert "35 of 36 labelled" in queue.header.value and "every item" not in queue.header.value
+
+
+def test_items_are_numbered_one_way_everywhere(tmp_path: Path) -> None:
+    data = DATA.set_axis([7, 3, 9])  # an index that is not the position
+    queue = jw.LabelQueue(data, store=None, order="shuffled", seed=1)
+    first = queue.model.frame.index[queue.model.current]
+    assert f"showing item {first} (position 1 of 3)" in queue.header.value
+    assert f"<b>item {first}</b>" in queue.card.value
+    queue.typed.value = "p"
+    assert f"item {first} labelled pass" in queue.status.value and f"<b>item {first}</b>: you said" in queue.last.value
+    second = queue.model.frame.index[queue.model.current]
+    assert f"showing item {second} (position 2 of 3)" in queue.header.value
+    assert "Item 0" not in _shown(queue) and "item 1 of 3" not in queue.header.value
+
+
+def test_an_active_queue_shows_the_interval_narrowing_and_the_labels_still_needed() -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    n = 600
+    confidence = np.where(rng.random(n) < 0.75, rng.uniform(0.95, 1, n), rng.uniform(0.5, 0.95, n))
+    p = np.where(rng.random(n) < 0.6, confidence, 1 - confidence)
+    truth = rng.random(n) < p
+    data = pd.DataFrame({"prompt": [f"q{i}" for i in range(n)], "response": "r", "score": p})
+    plan = jw.label_plan(data["score"], budget=60, seed=0, metric="pass_rate")
+    queue = jw.LabelQueue(data, store=None, order="active", plan=plan, target_width=0.1)
+    assert "the interval shows from 5 labels" in queue.readout.value
+    widths = []
+    for step in range(60):
+        item = queue.model.frame.index[queue.model.current]
+        assert item == plan.items[step]  # the plan's order
+        queue.buttons[0 if truth[item] else 1].click()
+        if step + 1 >= 10:
+            estimate = queue.model.estimate()
+            assert estimate is not None and f"width {estimate.width:.3f}" in queue.readout.value
+            assert "more labels to reach width 0.1" in queue.readout.value or "reached" in queue.readout.value
+            widths.append(estimate.width)
+    assert widths[-1] < 0.6 * widths[0]
+    assert queue.labels["probability"].notna().all() and set(queue.labels["plan"]) == {plan.id}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -215,3 +216,56 @@ def test_context_is_read_and_named_verdicts_leave_the_rest_as_details() -> None:
     assert model.verdicts() is None  # the named verdicts stay hidden; the details do not
     assert model.keys != LabelQueueModel(DATA, store=None).keys  # the context is part of what is labelled
     assert LabelQueueModel(data, store=None).verdict_cols == ["judge_score", "topic"]  # by default all hidden
+
+
+def _planned(n: int = 40) -> tuple[pd.DataFrame, jw.LabelPlan]:
+    scores = pd.Series(np.linspace(0.01, 0.99, n) ** 3, index=[f"id{i}" for i in range(n)])
+    data = pd.DataFrame({"prompt": [f"q{i}" for i in range(n)], "response": "r", "score": scores}, index=scores.index)
+    return data, jw.label_plan(scores, budget=10, seed=2, metric="pass_rate")
+
+
+def test_an_active_queue_asks_for_the_plans_items_and_records_their_probabilities() -> None:
+    data, plan = _planned()
+    model = LabelQueueModel(data, store=None, order="active", plan=plan)
+    assert [model.frame.index[row] for row in model.order] == plan.items and model.n_items == 10
+    assert model.name() == f"item {plan.items[0]}" and model.where() == "position 1 of 10"
+    model.label("pass", advance=True)
+    record = model.store.get(model.keys[model.frame.index.get_loc(plan.items[0])])
+    assert record is not None and record.plan == plan.id
+    assert record.probability == pytest.approx(plan.probability(plan.items[0]))
+    # Any other item can be labelled by hand: kept apart, without a probability.
+    outside = next(i for i in data.index if i not in plan.items)
+    assert model.submit(f"go {outside}") == f"showing item {outside} (outside the queue: a label here is by hand)"
+    assert model.submit("f") == f"item {outside} labelled fail"
+    assert model.progress() == "1 of 10 labelled (+1 by hand)" and model.where() == "position 2 of 10"
+    labels = model.labels
+    assert pd.isna(labels.loc[outside, "plan"]) and np.isnan(labels.loc[outside, "probability"])
+    assert labels.loc[plan.items[0], "plan"] == plan.id
+    for item in plan.items[1:]:
+        model.label("pass" if data.loc[item, "score"] > 0.5 else "fail", row=data.index.get_loc(item))
+    est = model.estimate()
+    assert est is not None and est.plan == plan.id and est.n_labelled == 10 and est.n_by_hand == 1
+    assert "interval" in model.readout()
+
+
+def test_an_active_queue_refuses_a_missing_or_foreign_plan() -> None:
+    data, plan = _planned()
+    with pytest.raises(jw.InputError, match="order='active' asks in a plan's order"):
+        LabelQueueModel(data, store=None, order="active")
+    with pytest.raises(jw.InputError, match="made for other items"):
+        LabelQueueModel(data.iloc[:30], store=None, plan=plan)
+    with pytest.raises(jw.InputError, match="a plan sets the order"):
+        LabelQueueModel(data, store=None, order="shuffled", plan=plan)
+    with pytest.raises(jw.InputError, match="target_width= needs plan="):
+        LabelQueueModel(data, store=None, target_width=0.1)
+    with pytest.raises(jw.InputError, match="target_width is the interval width"):
+        LabelQueueModel(data, store=None, plan=plan, target_width=2)
+
+
+def test_listeners_hear_labels_given_anywhere_once_the_queue_has_moved_on() -> None:
+    model = LabelQueueModel(DATA, store=None)
+    seen: list[tuple[int, str]] = []
+    model.subscribe(lambda: seen.append((model.n_labelled, model.where())))
+    model.label("pass", advance=True)  # the listener hears it after the queue moved on
+    model.store.add(model.keys[3], "fail")  # written straight to the store, as another cell might
+    assert seen == [(1, "position 2 of 4"), (2, "position 2 of 4")]

@@ -13,6 +13,7 @@ import time
 import warnings
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import judgewidgets as jw
@@ -198,3 +199,60 @@ def test_two_processes_appending_at_once_write_400_intact_records(tmp_path: Path
         assert [r.item for r in mine] == [f"{name}-{i}" for i in range(200)]  # each writer's order kept
         assert all(r.note == name * 3000 and r.label == int(r.item.split("-")[1]) % 5 + 1 for r in mine)
     assert len(reader.records()) == 400 and reader.skipped == []
+
+
+def test_a_label_its_kind_cannot_take_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    path = tmp_path / "labels.jsonl"
+    store = LabelStore(path, kind="pass_fail")
+    with pytest.raises(jw.InputError, match="'maybe' is not a pass_fail label"):
+        store.add("k", "maybe")
+    assert not path.exists() and store.records() == []
+    store.add("k", "pass")
+    for bad, kind in (("A", None), (3, None), ("pass", "pairwise")):
+        with pytest.raises(jw.InputError):
+            store.add("k", bad, kind=kind)
+    assert len(path.read_text().splitlines()) == 1
+    scores = LabelStore(tmp_path / "scores.jsonl", kind="score", scale=(1, 5))
+    with pytest.raises(jw.InputError, match="whole number from 1 to 5"):
+        scores.add("k", 7)
+    LabelStore(tmp_path / "any.jsonl", kind="score").add("k", 7.5)  # no scale given: any number
+    with pytest.raises(jw.InputError, match="both the plan and its probability"):
+        store.add("j", "pass", plan="abc")
+    with pytest.raises(jw.InputError, match="probability is the chance"):
+        store.add("j", "pass", plan="abc", probability=1.5)
+    with pytest.raises(jw.InputError, match="unknown label kind"):
+        LabelStore(tmp_path / "x.jsonl", kind="likert")
+
+
+def test_a_store_already_holding_a_bad_line_opens_and_says_which(tmp_path: Path) -> None:
+    path = tmp_path / "labels.jsonl"
+    LabelStore(path, kind="pass_fail").add("a", "pass")
+    with path.open("a") as file:  # written by hand, or by a version that did not check
+        file.write(json.dumps({"item": "b", "label": "maybe", "kind": "pass_fail", "who": "x", "when": "t"}) + "\n")
+        file.write(json.dumps({"item": "c", "label": "fail", "kind": "pass_fail", "who": "x", "when": "t"}) + "\n")
+    with pytest.warns(RuntimeWarning, match="line 2 .*label 'maybe' for item b is not a pass_fail label"):
+        store = LabelStore(path, kind="pass_fail")
+    assert set(store.latest()) == {"a", "c"} and store.skipped == [2]
+    assert "maybe" in store.problems[0]
+    with pytest.warns(RuntimeWarning, match="maybe"):
+        queue = jw.LabelQueue(
+            pd.DataFrame({"prompt": ["p"], "response": ["r"]}), kind="pass_fail", store=path
+        )  # opens: the bad line is left out, and the queue says so
+    assert "could not be read" in queue.status.value and "maybe" in queue.status.value
+
+
+def test_subscribers_hear_every_label_written_through_the_store(tmp_path: Path) -> None:
+    store = LabelStore(tmp_path / "labels.jsonl", kind="pass_fail")
+    heard: list[str] = []
+    store.subscribe(lambda record: heard.append(f"{record.item}:{record.action}"))
+
+    class Listener:
+        def hear(self, record: LabelRecord) -> None:
+            heard.append("bound")
+
+    listener = Listener()
+    store.subscribe(listener.hear)
+    store.add("a", "pass")
+    del listener  # a widget that is gone is not kept alive, nor called
+    store.clear("a")
+    assert heard == ["a:label", "bound", "a:clear"]
