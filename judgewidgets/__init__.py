@@ -49,7 +49,7 @@ from ._version import __version__
 from .alignment import AlignmentReport, ScoreCalibration
 from .aspects import Aspect, AspectEvaluator, AspectResult
 from .cascade import Calibration, Cascade, CascadeResult
-from .engine import CallCache, Caller, CallFailure, RetryPolicy
+from .engine import CallCache, Caller, CallFailure, RateLimits, RetryPolicy, rate_limits
 from .estimates import LabelPlan, QualityEstimate, estimate_quality, label_plan
 from .labels import LabelStore
 from .meta_eval import MetaEvaluation, ameta_evaluate, meta_evaluate
@@ -170,6 +170,7 @@ __all__ = [
     "ParseError",
     "PipelineStage",
     "QualityEstimate",
+    "RateLimits",
     "RegressionError",
     "RetryPolicy",
     "ReviewPolicy",
@@ -216,6 +217,7 @@ __all__ = [
     "pairwise",
     "pipeline",
     "position_bias",
+    "rate_limits",
     "run_sync",
     "runs",
     "scoring",

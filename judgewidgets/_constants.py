@@ -9,6 +9,23 @@ MAX_RETRY_DELAY_S = 8.0
 RETRY_JITTER = 0.25
 MAX_RETRY_AFTER_S = 60.0
 RETRYABLE_STATUS_CODES = frozenset({408, 409, 429})  # plus every 5xx
+# A rate-limited call is not a failure: it is retried, without a count, until its endpoint has answered nothing
+# for this long (a daily limit, a key with no quota left).
+RATE_LIMIT_PATIENCE_S = 600.0
+
+# Pacing per endpoint (engine/_pacing.py).
+PACING_HEADROOM = 0.97  # of a known limit: what calls are paced at (our clock and the provider's differ a little)
+PROBE_WINDOW = 1  # calls in flight to an endpoint that has not answered yet (its answer may state the limits)
+SLOW_START_WINDOW = 16  # then, when it stated none: calls in flight, one more per answer ...
+SLOW_START_OPEN = 256  # ... until this many, when the endpoint counts as unlimited until it sends a 429
+RATE_LIMIT_PAUSE_S = 1.0  # the endpoint's pause after a 429 without `retry-after` (doubling while nothing answers)
+RATE_DECREASE = 0.9  # a 429 sets a pace learned from 429s to this share of the pace refused (or of what got through)
+RATE_PROBE_PER_S = 0.2  # while answers come, a pace learned from 429s grows this much a second ...
+RATE_NEAR_REFUSED = 0.85  # ... below this share of the last pace refused, and ...
+RATE_CREEP_PER_S = 0.02  # ... this much above it (also how a known limit's headroom, cut by 429s, grows back)
+PACING_MIN_MEASURE_S = 2.0  # what got through is measured over at least this long before it sets the pace
+PACING_MIN_RPS = 1 / 60  # the slowest pace learned from 429s: one call a minute
+PACING_STATUS_INTERVAL_S = 0.5  # how often a run's progress bar is told how a rate limit holds it back
 
 # Calls.
 DEFAULT_TIMEOUT_S = 120.0

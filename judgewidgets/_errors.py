@@ -66,12 +66,19 @@ class JudgeCallError(JudgeWidgetsError):
     """
 
     def __init__(
-        self, message: str, *, status_code: int | None = None, attempts: int = 1, kind: str = "infrastructure"
+        self,
+        message: str,
+        *,
+        status_code: int | None = None,
+        attempts: int = 1,
+        kind: str = "infrastructure",
+        waited_s: float = 0.0,
     ) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.attempts = attempts
         self.kind = kind
+        self.waited_s = waited_s  # seconds the call waited for its endpoint's rate limits
 
     @property
     def recorded(self) -> str:

@@ -9,7 +9,11 @@ T = TypeVar("T")
 
 
 class Progress(Protocol):
-    """Told about every finished call of a batch."""
+    """Told about every finished call of a batch.
+
+    A Progress may also have `status(text: str | None)`: the run then tells it, about twice a second, when a
+    provider's rate limit holds the run back and at what pace (None once it no longer does).
+    """
 
     def advance(self, n: int = 1) -> None: ...
 
@@ -34,6 +38,10 @@ class TqdmProgress:
 
     def advance(self, n: int = 1) -> None:
         self._bar.update(n)
+
+    def status(self, text: str | None) -> None:
+        """Say after the bar how the provider holds the run back ("gpt-4o-mini: rate limit, 480 calls/min")."""
+        self._bar.set_postfix_str(text or "", refresh=True)
 
     def close(self) -> None:
         self._bar.close()

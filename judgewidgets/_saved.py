@@ -93,8 +93,8 @@ def usage_of(records: Iterable[Usage]) -> dict[str, Any]:
 
 
 def usage_of_table(frame: pd.DataFrame, calls: str | None = None) -> dict[str, Any]:
-    """The same summary from a table with usage columns (latency_s or seconds, tokens, cost_usd, cached; the
-    attempts are the `calls` column's sum, else one per row)."""
+    """The same summary from a table with usage columns (latency_s or seconds, tokens, cost_usd, cached,
+    waited_s; the attempts are the `calls` column's sum, else one per row)."""
 
     def total(column: str) -> float | None:
         if column not in frame.columns:
@@ -110,6 +110,7 @@ def usage_of_table(frame: pd.DataFrame, calls: str | None = None) -> dict[str, A
         "cost_usd": total("cost_usd"),
         "cached": bool(frame["cached"].astype(bool).all()) if "cached" in frame.columns and len(frame) else False,
         "attempts": int(pd.to_numeric(frame[calls]).sum()) if calls and calls in frame.columns else len(frame),
+        "waited_s": total("waited_s") or 0.0,
     }
 
 

@@ -141,3 +141,14 @@ def _altair_renderer() -> Iterator[None]:
     yield
     if alt.renderers.active != renderer:
         alt.renderers.enable(renderer)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rate_limits() -> Iterator[None]:
+    """What endpoints taught the process's pacers (limits, pauses) stays in the test that taught it: the scripted
+    judges of many tests share model names such as "openai/m"."""
+    from judgewidgets.engine import rate_limits
+
+    rate_limits.reset()
+    yield
+    rate_limits.reset()

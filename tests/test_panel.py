@@ -133,6 +133,7 @@ def test_votes_are_a_tidy_long_table() -> None:
         "completion_tokens",
         "cost_usd",
         "cached",
+        "waited_s",
         "score_source",
         "confidence",
     ]

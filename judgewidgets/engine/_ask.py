@@ -46,6 +46,7 @@ class Answer(Generic[T]):
     cost_usd: float | None = 0.0
     cached: bool = True
     attempts: int = 0
+    waited_s: float = 0.0
     completion: Completion | None = None
     prefill: str = ""
 
@@ -59,6 +60,7 @@ class Answer(Generic[T]):
             cost_usd=self.cost_usd if answered else None,
             cached=self.cached and answered,
             attempts=max(self.attempts, 1),
+            waited_s=self.waited_s,
         )
 
     @property
@@ -79,6 +81,7 @@ class Answer(Generic[T]):
         )
         self.cached = self.cached and completion.cached
         self.attempts += completion.attempts
+        self.waited_s += completion.waited_s
 
 
 async def ask(
@@ -104,6 +107,7 @@ async def ask(
         except JudgeCallError as exc:
             answer.error = exc.recorded
             answer.attempts += exc.attempts
+            answer.waited_s += exc.waited_s
             answer.cached = False
             return answer
         answer._add(completion, prefill)

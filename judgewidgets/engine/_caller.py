@@ -26,7 +26,14 @@ from .._errors import ConfigurationError
 from ._ask import Answer, ask
 from ._cache import CallCache
 from ._client import CallSession, CallSettings
-from ._litellm import check_model, context_window, counted_model, import_litellm, is_local_model, supports_logprobs
+from ._litellm import (
+    check_model,
+    context_window,
+    count_tokens,
+    import_litellm,
+    is_local_model,
+    supports_logprobs,
+)
 from ._openai_http import custom_base_url
 from ._request import ChatRequest, Completion, argument_secrets, masked
 from ._retry import RetryPolicy
@@ -60,7 +67,9 @@ class Caller:
     `probability_weighted` (ask for logprobs) and `prefill` default (None) to what the model supports.
     `transport` is "auto", "litellm", "fast" or a Transport object. `context_window` is how many tokens of prompt
     the model takes (default: the embedded judge's context, else what litellm's model map says, else unknown): a
-    conversation longer than that is shortened to fit (`conversations.fit_to_context`). Extra keyword arguments go
+    conversation longer than that is shortened to fit (`conversations.fit_to_context`). `rpm` / `tpm` are the
+    endpoint's requests and tokens per minute when you know your tier (default: learned from the provider's
+    answers); they pace every judge calling that endpoint (`jw.engine.rate_limits`). Extra keyword arguments go
     to `litellm.acompletion` unchanged.
     """
 
@@ -79,6 +88,8 @@ class Caller:
         cache: bool | str | CallCache | None = True,
         transport: Transport | TransportChoice | None = None,
         context_window: int | None = None,
+        rpm: float | None = None,
+        tpm: float | None = None,
         **litellm_kwargs: Any,
     ) -> None:
         if not isinstance(model, str) or not model.strip():
@@ -111,6 +122,8 @@ class Caller:
             ),
             cache=resolve_cache(cache),
             transport=resolve_transport(transport),
+            rpm=rpm,
+            tpm=tpm,
         )
         self.litellm_kwargs = dict(litellm_kwargs)
 
@@ -133,6 +146,8 @@ class Caller:
             "cache": self.settings.cache,
             "transport": self.settings.transport,
             "context_window": self.context_window,
+            "rpm": self.settings.rpm,
+            "tpm": self.settings.tpm,
             **self.litellm_kwargs,
         }
 
@@ -230,7 +245,7 @@ class Caller:
     def count_tokens(self, messages: Messages) -> int:
         """Prompt tokens of `messages` as litellm counts them for this model (the embedded judge's with
         gpt-4o-mini's tokenizer)."""
-        return int(import_litellm().token_counter(model=counted_model(self.model), messages=list(messages)))
+        return count_tokens(self.model, messages)
 
     # --- calling ---------------------------------------------------------------------------------------------
 

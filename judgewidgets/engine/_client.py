@@ -1,18 +1,21 @@
-"""The call path every judge shares: cache, per-model concurrency limit, timeout, retries, accounting."""
+"""The call path every judge shares: cache, per-model concurrency limit, pacing, timeout, retries, accounting."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import random
+import time
 from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .._constants import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S
+from .._constants import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S, ESTIMATED_SCORE_TOKENS
 from .._errors import ConfigurationError, JudgeCallError
 from ._cache import CallCache
-from ._litellm import CallFailure, classify
+from ._litellm import CallFailure, classify, count_tokens, is_local_model
+from ._pacing import EndpointPacer, RateLimits, is_rate_limit, rate_limits
 from ._request import ChatRequest, Completion, call_secrets, encoding_problem, redact
 from ._retry import RetryPolicy
 from ._routing import AutoTransport
@@ -23,19 +26,34 @@ logger = logging.getLogger("judgewidgets.engine")
 
 @dataclass(frozen=True)
 class CallSettings:
-    """How a judge's calls are made. Immutable: `with_options` returns a changed copy."""
+    """How a judge's calls are made. Immutable: `with_options` returns a changed copy.
+
+    `rpm` / `tpm` are the endpoint's requests and tokens per minute when the user knows their tier (None: learned
+    from the provider's answers); they pace every judge that calls the same endpoint.
+    """
 
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     timeout: float = DEFAULT_TIMEOUT_S
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
     cache: CallCache | None = None
     transport: Transport = field(default_factory=AutoTransport)
+    rpm: float | None = None
+    tpm: float | None = None
 
     def __post_init__(self) -> None:
         if not self.timeout > 0:
             raise ConfigurationError(f"timeout must be > 0 seconds, got {self.timeout}")
         if int(self.max_concurrency) < 1:
             raise ConfigurationError(f"max_concurrency must be >= 1, got {self.max_concurrency}")
+        for name, what in (("rpm", "requests"), ("tpm", "tokens")):
+            value = getattr(self, name)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf
+            ):
+                raise ConfigurationError(
+                    f"{name} must be the endpoint's {what} per minute, a number > 0 (or None to learn it from the "
+                    f"provider), got {value!r}"
+                )
 
     def with_options(self, **changes: Any) -> CallSettings:
         return replace(self, **changes)
@@ -47,14 +65,32 @@ class CallSession:
     So do the run's transports: judges whose transports are configured alike (each judge of a panel builds its
     own) send their calls through the first of them the run used, so they share its connections, and the pool
     to a server holds as many as the concurrency limit allows rather than that many per judge.
+
+    Rate limits are the one thing shared beyond the run: each attempt waits for its endpoint's pacer in
+    `rate_limits` (the process's, unless another `RateLimits` is given), which every run and judge shares.
     """
 
-    def __init__(self, rng: random.Random | None = None) -> None:
+    def __init__(self, rng: random.Random | None = None, *, limits: RateLimits | None = None) -> None:
         self._limits: dict[str, asyncio.Semaphore] = {}
         self._transports: dict[Hashable, Transport] = {}
         self._rng = rng or random.Random()
         self._in_flight: dict[str, asyncio.Future[Completion]] = {}
         self.caches: set[CallCache] = set()
+        self.rate_limits = limits if limits is not None else rate_limits
+        self.pacers: dict[int, EndpointPacer] = {}  # the endpoints this run called (for the progress read-out)
+
+    def pacer(self, request: ChatRequest, settings: CallSettings) -> EndpointPacer:
+        """The pacer of the endpoint `request` goes to, told the user's tier when the settings give one."""
+        pacer = self.rate_limits.pacer(request.model, request.params)
+        self.pacers.setdefault(id(pacer), pacer)
+        if settings.rpm is not None or settings.tpm is not None:
+            pacer.configure(settings.rpm, settings.tpm)
+        return pacer
+
+    def holding_back(self) -> str | None:
+        """How the run's endpoints hold its calls back now, for the progress bar (None: they do not)."""
+        parts = [text for pacer in list(self.pacers.values()) if (text := pacer.holding_back())]
+        return "; ".join(parts) or None
 
     def transport(self, transport: Transport) -> Transport:
         """The transport this run sends `transport`'s calls through: the first alike one it used, else itself."""
@@ -124,30 +160,83 @@ class CallSession:
         return completion
 
     async def _attempts(self, request: ChatRequest, settings: CallSettings, secrets: list[str]) -> Completion:
+        """Attempts until one is answered: each waits for its endpoint's pace; a rate limit is retried while the
+        endpoint makes progress, other failures as the retry policy says."""
         policy = settings.retry
         transport = self.transport(settings.transport)
-        attempt = 0
+        pacer = self.pacer(request, settings)
+        paced = getattr(transport, "paced", True) and not _answers_itself(request)
+        started = time.monotonic()
+        tokens: float | None = None
+        failures = tries = 0
+        waited = 0.0
         while True:
+            if tokens is None and paced and pacer.counts_tokens:
+                tokens = _estimated_tokens(request)
+            ticket = await pacer.acquire(tokens or 0.0, paced=paced)
+            waited += ticket.waited_s
+            tries += 1
             try:
                 completion = await transport.complete(request, settings.timeout)
             except asyncio.CancelledError:
+                pacer.failed(ticket)
                 raise
             except Exception as exc:
                 failure = exc if isinstance(exc, CallFailure) else classify(exc)
+                if is_rate_limit(failure.status_code, str(failure)):
+                    retry_after = failure.retry_after
+                    if retry_after is not None:
+                        retry_after = min(retry_after, policy.max_retry_after)
+                    pacer.rate_limited(ticket, retry_after, failure.limits)
+                    if pacer.stalled_for(started) < policy.rate_limit_patience:
+                        continue
+                    raise JudgeCallError(
+                        redact(
+                            f"{failure} — rate limited: {pacer.label} answered nothing for "
+                            f"{policy.rate_limit_patience:g} s (RetryPolicy.rate_limit_patience); a daily limit or a "
+                            "spent quota does not pass with waiting",
+                            call_secrets(request.params, secrets),
+                        ),
+                        status_code=failure.status_code,
+                        attempts=tries,
+                        waited_s=waited,
+                    ) from None
+                pacer.failed(ticket)
                 refused = failure.fix is not None  # the request as given: another attempt gets the same answer
-                if refused or attempt >= policy.max_retries or not policy.is_retryable(failure.status_code):
+                if refused or failures >= policy.max_retries or not policy.is_retryable(failure.status_code):
                     message = f"{failure} — to fix: {failure.fix}" if refused else str(failure)
                     raise JudgeCallError(
                         redact(message, call_secrets(request.params, secrets)),
                         status_code=failure.status_code,
-                        attempts=attempt + 1,
+                        attempts=tries,
                         kind="input" if refused else "infrastructure",
+                        waited_s=waited,
                     ) from None
-                await asyncio.sleep(policy.delay(attempt, failure.retry_after, self._rng))
-                attempt += 1
+                await asyncio.sleep(policy.delay(failures, failure.retry_after, self._rng))
+                failures += 1
                 continue
-            return replace(completion, attempts=attempt + 1) if attempt else completion
+            pacer.answered(ticket, completion.limits)
+            if tries > 1 or waited:
+                return replace(completion, attempts=tries, waited_s=waited)
+            return completion
 
     def flush(self) -> None:
         for cache in self.caches:
             cache.flush()
+
+
+def _answers_itself(request: ChatRequest) -> bool:
+    """Whether no provider answers this request (the embedded judge, litellm's `mock_response`): nothing to pace."""
+    return is_local_model(request.model) or "mock_response" in request.params
+
+
+def _estimated_tokens(request: ChatRequest) -> float:
+    """What a call spends against a token limit, counted before it is sent: its prompt (the estimator
+    `estimate_cost` uses) and the answer it allows (`max_tokens`, else a short verdict's)."""
+    try:
+        prompt = count_tokens(request.model, request.messages)
+    except Exception:  # no tokenizer for this model: about four characters a token
+        prompt = sum(len(str(m.get("content") or "")) for m in request.messages) // 4
+    params = request.params
+    answer = params.get("max_tokens") or params.get("max_completion_tokens") or ESTIMATED_SCORE_TOKENS
+    return float(prompt + int(answer))

@@ -47,6 +47,11 @@ class HTTPResponse:
             self._headers = parse_headers(self._head)
         return self._headers
 
+    def mentions(self, fragment: bytes) -> bool:
+        """Whether a header may hold `fragment` (lower case): a cheap look at the raw head before parsing it
+        (a successful answer's rate-limit headers); True when the headers came parsed."""
+        return self._headers is not None or fragment in self._head.lower()
+
 
 def parse_headers(head: bytes) -> dict[str, str]:
     """The header fields of a response head (status line first, CRLF between lines, no final blank line)."""

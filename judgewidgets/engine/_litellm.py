@@ -11,6 +11,7 @@ from types import ModuleType
 from typing import Any
 
 from .._errors import ConfigurationError, JudgeWidgetsError
+from ._limit_headers import LimitReading, provider_headers, read_limit_headers, retry_after_of
 from ._request import ChatRequest, Completion, token_logprobs
 
 
@@ -100,6 +101,12 @@ def counted_model(model: str) -> str:
     return "gpt-4o-mini" if is_local_model(model) else routed_model(model)
 
 
+def count_tokens(model: str, messages: Any) -> int:
+    """Prompt tokens of `messages` as litellm counts them for `model` (the embedded judge's with gpt-4o-mini's
+    tokenizer): the one estimator of cost estimates and of pacing against a token limit."""
+    return int(import_litellm().token_counter(model=counted_model(model), messages=list(messages)))
+
+
 @lru_cache(maxsize=256)
 def context_window(model: str) -> int | None:
     """How many prompt tokens `model` takes, from litellm's bundled model map (None when it does not know)."""
@@ -147,10 +154,17 @@ class CallFailure(JudgeWidgetsError):
     what to change, and such a failure is not retried.
     """
 
-    def __init__(self, message: str, status_code: int | None, retry_after: float | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        status_code: int | None,
+        retry_after: float | None = None,
+        limits: LimitReading | None = None,
+    ) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.retry_after = retry_after
+        self.limits = limits  # what the answer's headers said about the endpoint's rate limits
         self.fix = input_fix(status_code, message)
 
 
@@ -204,9 +218,9 @@ def input_fix(status: int | None, message: str) -> str | None:
     return None
 
 
-def _retry_after(exc: BaseException) -> float | None:
-    """Seconds the server asked us to wait: `retry-after-ms`, else `retry-after` (litellm keeps the provider's
-    headers on `litellm_response_headers`; its rebuilt `response` has none)."""
+def _error_headers(exc: BaseException) -> dict[str, str] | None:
+    """The provider's headers on a litellm exception, lower-cased (litellm keeps them on
+    `litellm_response_headers`; its rebuilt `response` has none)."""
     sources = (
         getattr(exc, "litellm_response_headers", None),
         getattr(getattr(exc, "response", None), "headers", None),
@@ -216,15 +230,26 @@ def _retry_after(exc: BaseException) -> float | None:
         if not headers:
             continue
         try:
-            millis = headers.get("retry-after-ms")
-            if millis is not None:
-                return float(millis) / 1000
-            seconds = headers.get("retry-after")
-            if seconds is not None:
-                return float(seconds)
-        except (TypeError, ValueError, AttributeError):
+            return {str(k).lower(): str(v) for k, v in headers.items()}
+        except (TypeError, AttributeError):
             continue
     return None
+
+
+def response_limits(response: Any) -> LimitReading | None:
+    """What a litellm response's headers said about the rate limits: the provider's raw headers
+    (`_response_headers`), else those litellm forwards in `_hidden_params["additional_headers"]`."""
+    raw = getattr(response, "_response_headers", None)
+    if not raw:
+        hidden = getattr(response, "_hidden_params", None) or {}
+        raw = hidden.get("additional_headers") if isinstance(hidden, dict) else None
+    if not raw:
+        return None
+    try:
+        headers = provider_headers(raw)
+    except (TypeError, AttributeError):
+        return None
+    return read_limit_headers(headers) if headers else None
 
 
 def classify(exc: BaseException) -> CallFailure:
@@ -235,7 +260,10 @@ def classify(exc: BaseException) -> CallFailure:
     name = type(exc).__name__
     if status is None and ("Timeout" in name or isinstance(exc, TimeoutError)):
         status = 408
-    failure = CallFailure(f"{name}: {exc}".strip()[:2000], status, _retry_after(exc))
+    headers = _error_headers(exc)
+    retry_after = retry_after_of(headers) if headers else None
+    limits = read_limit_headers(headers) if headers else None
+    failure = CallFailure(f"{name}: {exc}".strip()[:2000], status, retry_after, limits)
     if failure.fix is not None and _configuration_cause(exc):
         failure.fix = None  # e.g. the embedded judge's weights are missing: a 400 that no change of the text mends
     return failure
@@ -256,9 +284,11 @@ def _configuration_cause(exc: BaseException) -> bool:
 
 
 class LiteLLMTransport:
-    """Sends a ChatRequest through `litellm.acompletion`; litellm's own retries are off (we retry)."""
+    """Sends a ChatRequest through `litellm.acompletion`; litellm's own retries are off (we retry). The
+    provider's rate-limit headers, on answers and on 429s, are handed to the engine's pacing."""
 
     name = "litellm"
+    paced = True
 
     async def complete(self, request: ChatRequest, timeout: float) -> Completion:
         litellm = import_litellm()
@@ -288,4 +318,5 @@ class LiteLLMTransport:
             completion_tokens=completion_tokens,
             cost_usd=cost_of(request.model, prompt_tokens, completion_tokens),
             latency_s=latency,
+            limits=response_limits(response),
         )

@@ -24,6 +24,7 @@ from .._errors import ConfigurationError
 from .._version import __version__
 from ._aiohttp_client import AiohttpClient
 from ._http_pool import HTTPPool
+from ._limit_headers import LimitReading, read_limit_headers
 from ._litellm import CallFailure, cost_of, is_local_model
 from ._per_loop import PerLoop
 from ._request import ChatRequest, Completion, token_logprobs
@@ -208,18 +209,6 @@ def _proxy_for(url: Any) -> str | None:
     return proxy
 
 
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds the server asked us to wait: `retry-after-ms`, else `retry-after` (seconds)."""
-    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is not None:
-            try:
-                return float(value) / scale
-            except ValueError:
-                continue
-    return None
-
-
 def _error_message(raw: bytes) -> str:
     """The `error.message` of an OpenAI error body, else the start of the body."""
     try:
@@ -236,10 +225,12 @@ def _error_message(raw: bytes) -> str:
 def http_failure(status: int, raw: bytes, headers: Mapping[str, str]) -> CallFailure:
     """The CallFailure of an HTTP error answer, named as litellm names it."""
     name = _ERROR_NAMES.get(status, "InternalServerError" if status >= 500 else "APIError")
-    return CallFailure(f"{name}: {_error_message(raw)} (HTTP {status})", status, _retry_after(headers))
+    limits = read_limit_headers(headers)
+    retry_after = limits.retry_after_s if limits is not None else None
+    return CallFailure(f"{name}: {_error_message(raw)} (HTTP {status})", status, retry_after, limits)
 
 
-def parse_completion(model: str, raw: bytes, latency: float) -> Completion:
+def parse_completion(model: str, raw: bytes, latency: float, limits: LimitReading | None = None) -> Completion:
     """A Completion from a chat completion body; a body without a readable choice is a retryable failure."""
     try:
         data = _loads(raw)
@@ -258,6 +249,7 @@ def parse_completion(model: str, raw: bytes, latency: float) -> Completion:
         completion_tokens=completion_tokens,
         cost_usd=cost_of(model, prompt_tokens, completion_tokens),
         latency_s=latency,
+        limits=limits,
     )
 
 
@@ -276,6 +268,7 @@ class OpenAIHTTPTransport:
     """
 
     name = "openai-http"
+    paced = True
 
     def __init__(self, *, forced: bool = False, keepalive_s: float = 30.0, client: HTTPClientChoice = "http11") -> None:
         if client not in ("http11", "aiohttp"):
@@ -342,7 +335,8 @@ class OpenAIHTTPTransport:
             raise CallFailure(f"APIConnectionError: {type(exc).__name__}: {exc}"[:2000], None) from None
         if response.status >= 400:
             raise http_failure(response.status, response.body, response.headers)
-        return parse_completion(request.model, response.body, time.perf_counter() - started)
+        limits = read_limit_headers(response.headers) if response.mentions(b"ratelimit") else None
+        return parse_completion(request.model, response.body, time.perf_counter() - started, limits)
 
     # -- clients ----------------------------------------------------------------------------------------------
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from ._limit_headers import LimitReading
+
 try:  # orjson is optional: ~3x faster than json for request bodies and cached answers, and byte-identical for them
     import orjson
 
@@ -146,7 +148,11 @@ def token_logprobs(logprobs: Any) -> list[dict[str, Any]] | None:
 
 @dataclass(frozen=True)
 class Completion:
-    """What came back from one call, with its accounting."""
+    """What came back from one call, with its accounting.
+
+    `waited_s` is how long the call waited for its endpoint's pace (rate limits) before its attempts were sent;
+    `limits` is what the answer's headers said about the endpoint's limits (read by the engine, never cached).
+    """
 
     content: str
     logprobs: list[dict[str, Any]] | None = None
@@ -156,6 +162,8 @@ class Completion:
     latency_s: float = 0.0
     cached: bool = False
     attempts: int = 1
+    waited_s: float = 0.0
+    limits: LimitReading | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> str:
         """The cached form: JSON text without raw tabs or newlines (the call journal is line-based)."""

@@ -10,6 +10,7 @@ from .._constants import (
     INITIAL_RETRY_DELAY_S,
     MAX_RETRY_AFTER_S,
     MAX_RETRY_DELAY_S,
+    RATE_LIMIT_PATIENCE_S,
     RETRY_JITTER,
     RETRYABLE_STATUS_CODES,
 )
@@ -18,9 +19,12 @@ from .._errors import ConfigurationError
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Retry 408/409/429/5xx, timeouts and dropped connections with jittered exponential backoff.
+    """Retry 408/409/5xx, timeouts and dropped connections with jittered exponential backoff, `max_retries` times.
 
-    A `retry-after` header from the server wins over the backoff (capped at `max_retry_after`).
+    A `retry-after` header from the server wins over the backoff (capped at `max_retry_after`). A rate limit
+    (429) is not a failure: it does not count against `max_retries`; the call waits for its endpoint's pace and
+    is retried until the endpoint has answered nothing for `rate_limit_patience` seconds (10 minutes by default:
+    a limit per minute always passes by then, a daily limit or a spent quota does not).
     """
 
     max_retries: int = DEFAULT_MAX_RETRIES
@@ -28,6 +32,7 @@ class RetryPolicy:
     max_delay: float = MAX_RETRY_DELAY_S
     jitter: float = RETRY_JITTER
     max_retry_after: float = MAX_RETRY_AFTER_S
+    rate_limit_patience: float = RATE_LIMIT_PATIENCE_S
 
     def __post_init__(self) -> None:
         if self.max_retries < 0:
@@ -36,6 +41,9 @@ class RetryPolicy:
             raise ConfigurationError("retry delays must be >= 0")
         if not 0 <= self.jitter <= 1:
             raise ConfigurationError(f"jitter must lie in [0, 1], got {self.jitter}")
+        patience = self.rate_limit_patience
+        if isinstance(patience, bool) or not isinstance(patience, (int, float)) or not patience > 0:
+            raise ConfigurationError(f"rate_limit_patience must be a number of seconds > 0, got {patience!r}")
 
     @staticmethod
     def is_retryable(status_code: int | None) -> bool:

@@ -41,6 +41,7 @@ class AutoTransport:
     """
 
     name = "auto"
+    paced = True
 
     def __init__(self, fast: OpenAIHTTPTransport | None = None, litellm: Transport | None = None) -> None:
         self.fast = fast or OpenAIHTTPTransport()

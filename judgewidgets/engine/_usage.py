@@ -15,7 +15,7 @@ def known_sum(values: Iterable[Any]) -> Any:
 
 
 class Usage(BaseModel):
-    """Latency, tokens, dollars, cache hits and attempts of the calls behind a result.
+    """Latency, tokens, dollars, cache hits, attempts and rate-limit waits of the calls behind a result.
 
     Every vote kind extends it (`jw.Vote`, a pairwise `OrderVerdict`, a rubric `CriterionVote`, a pipeline
     `StageScore`) and the sequential trace has its columns, so the accounting of every call is kept the same
@@ -30,6 +30,11 @@ class Usage(BaseModel):
     cost_usd: float | None = Field(None, description="Dollars; None when unknown (no price, or no answer).")
     cached: bool = Field(False, description="Whether every call was answered from the cache (paid nothing).")
     attempts: int = Field(1, description="Attempts made, retries and re-asks included.")
+    waited_s: float = Field(
+        0.0,
+        description="Seconds the calls waited for their endpoint's rate limits before being sent (like latency_s, "
+        "added up over calls that waited side by side).",
+    )
 
     @property
     def usage(self) -> Usage:
@@ -42,8 +47,8 @@ class Usage(BaseModel):
 
     @classmethod
     def total(cls, records: Iterable[Usage]) -> Usage:
-        """The usage of several calls together: latencies, tokens, costs and attempts add up (a token count or
-        cost is None when any part's is), cached only when every part was."""
+        """The usage of several calls together: latencies, tokens, costs, attempts and waits add up (a token count
+        or cost is None when any part's is), cached only when every part was."""
         parts = list(records)  # read as Usage: a record extending it carries the same fields
         if not parts:
             return Usage(attempts=0, cached=True, prompt_tokens=0, completion_tokens=0, cost_usd=0.0)
@@ -55,4 +60,5 @@ class Usage(BaseModel):
             cost_usd=known_sum(p.cost_usd for p in parts),
             cached=all(p.cached for p in parts),
             attempts=sum(p.attempts for p in parts),
+            waited_s=sum(p.waited_s for p in parts),
         )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import html
 import math
 import threading
 from dataclasses import dataclass, field
@@ -158,13 +159,21 @@ class PanelBuilderModel:
 
 
 class _BarProgress:
-    """Adapts an ipywidgets progress bar to the engine's Progress role."""
+    """Adapts an ipywidgets progress bar (and the status line under it) to the engine's Progress role."""
 
-    def __init__(self, bar: Any) -> None:
+    def __init__(self, bar: Any, note: Any = None) -> None:
         self.bar = bar
+        self.note = note
+        self._said = note.value if note is not None else ""
 
     def advance(self, n: int = 1) -> None:
         self.bar.value = min(self.bar.max, self.bar.value + n)
+
+    def status(self, text: str | None) -> None:
+        """Show on the status line how a rate limit holds the run back (the bar turns amber meanwhile)."""
+        self.bar.bar_style = "warning" if text else ""
+        if self.note is not None:
+            self.note.value = f"{self._said} ({html.escape(text)})" if text else self._said
 
     def close(self) -> None:
         self.bar.bar_style = "success"
@@ -324,7 +333,9 @@ class PanelBuilder:
         self.run_button.disabled = True
         self._shown.clear()
         loop = _background_loop().loop
-        self._future = asyncio.run_coroutine_threadsafe(self.model.arun(progress=_BarProgress(self.progress)), loop)
+        self._future = asyncio.run_coroutine_threadsafe(
+            self.model.arun(progress=_BarProgress(self.progress, self.status)), loop
+        )
         self._future.add_done_callback(self._show)
         return self._future
 

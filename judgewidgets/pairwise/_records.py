@@ -309,6 +309,7 @@ class PairwiseResult(BaseModel, Keepable):
         out["completion_tokens"] = usage.completion_tokens
         out["cost_usd"] = math.nan if usage.cost_usd is None else usage.cost_usd
         out["cached"] = usage.cached
+        out["waited_s"] = usage.waited_s
         return out
 
 

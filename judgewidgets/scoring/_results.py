@@ -31,6 +31,7 @@ VOTE_COLUMNS = [
     "completion_tokens",
     "cost_usd",
     "cached",
+    "waited_s",
     "score_source",
     "confidence",
 ]
@@ -41,7 +42,7 @@ def votes_frame(votes: Sequence[Vote]) -> pd.DataFrame:
     columns = [*VOTE_COLUMNS, *(["shortened"] if any(v.shortened for v in votes) else [])]
     rows = [vote.model_dump(include=set(columns)) for vote in votes]
     frame = pd.DataFrame(rows, columns=columns)
-    return frame.astype({"score": float, "confidence": float, "latency_s": float, "cost_usd": float})
+    return frame.astype({"score": float, "confidence": float, "latency_s": float, "cost_usd": float, "waited_s": float})
 
 
 def _item_columns(items: Sequence[Item]) -> dict[str, list[Any]]:
@@ -112,7 +113,8 @@ class JudgeResult(Keepable):
 
     @property
     def votes(self) -> pd.DataFrame:
-        """Tidy long table: item, judge, score, raw, explanation, error, latency_s, tokens, cost_usd, cached."""
+        """Tidy long table: item, judge, score, raw, explanation, error, latency_s, tokens, cost_usd, cached,
+        waited_s."""
         return votes_frame(self.vote_list)
 
     @property
@@ -200,7 +202,8 @@ class PanelResult(Keepable):
 
     @property
     def votes(self) -> pd.DataFrame:
-        """Tidy long table: item, judge, score, raw, explanation, error, latency_s, tokens, cost_usd, cached."""
+        """Tidy long table: item, judge, score, raw, explanation, error, latency_s, tokens, cost_usd, cached,
+        waited_s."""
         return votes_frame(self.vote_list)
 
     @property

@@ -31,6 +31,7 @@ TRACE_COLUMNS = [
     "completion_tokens",
     "cost_usd",
     "attempts",
+    "waited_s",
 ]
 
 Status = Literal["running", "converged", "max_samples", "failed"]
@@ -46,7 +47,8 @@ class SequentialResult(BaseModel, Keepable):
     `trace` has one row per judgment drawn, in arrival order: the judge and prompt variant that gave it, its
     `value` on the rating scale (NaN for a failed call, then `counted` is False and `error` says why), and the
     running `n`, `mean`, interval `low`/`high` and `half_width` after it, and what the judgment cost (the
-    columns of `jw.engine.Usage`: latency_s, prompt_tokens, completion_tokens, cost_usd, cached, attempts).
+    columns of `jw.engine.Usage`: latency_s, prompt_tokens, completion_tokens, cost_usd, cached, attempts,
+    waited_s).
     """
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
@@ -104,7 +106,7 @@ class SequentialResult(BaseModel, Keepable):
         """What every judgment drawn cost together (summed over the trace)."""
         rows = self.trace.to_dict("records")
         return Usage.total(
-            Usage(**{k: None if pd.isna(row[k]) else row[k] for k in Usage.model_fields}) for row in rows
+            Usage(**{k: None if pd.isna(row[k]) else row[k] for k in Usage.model_fields if k in row}) for row in rows
         )
 
     def summary(self) -> dict[str, Any]:
@@ -202,7 +204,7 @@ class SequentialFrame(KeptFrame):
         if not parts:
             return empty_trace().assign(item=pd.Series(dtype=int))
         frame = pd.concat(parts, ignore_index=True)
-        return frame[["item", *TRACE_COLUMNS]]
+        return frame.reindex(columns=["item", *TRACE_COLUMNS])  # a run saved before a column was added lacks it
 
     def trace(self, item: int) -> pd.DataFrame:
         results: list[SequentialResult] = getattr(self, "results", None) or []

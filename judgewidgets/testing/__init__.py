@@ -14,11 +14,15 @@ Directives in the last user message plant per-item behaviour: `[[reply:TEXT]]` a
 KIND is `429`, `500`, `503`, `400`, `422`, `timeout`, `malformed`, `empty` (or a `FaultPlan` field name, e.g.
 `context_exceeded`, `content_policy`).
 
+`limit=ProviderLimit(rpm=600, headers="openai")` makes it answer as a rate-limited provider does: a bucket of
+requests (and tokens) per model, 429 with `retry-after`, and OpenAI's or Anthropic's limit headers on every answer.
+
 Without a server, `ScriptedTransport(reply)` answers each request with `reply(request, attempt)` in-process (as
 httpx's `MockTransport` does): `jw.LLMJudge("openai/test", transport=ScriptedTransport(lambda r, a: '{"score": 4}'))`.
 """
 
 from ._faults import FaultKind, FaultPlan
+from ._limits import ProviderLimit
 from ._responders import Responder, echo, fixed, hashed_score, json_score
 from ._server import OpenAITestServer
 from ._stats import RecordedRequest, ServerStats
@@ -28,6 +32,7 @@ __all__ = [
     "FaultKind",
     "FaultPlan",
     "OpenAITestServer",
+    "ProviderLimit",
     "RecordedRequest",
     "Reply",
     "Responder",

@@ -17,6 +17,7 @@ from typing import Any
 from aiohttp import web
 
 from ._faults import FaultKind, FaultPlan, parse_directives
+from ._limits import LimitState, ProviderLimit
 from ._openai import MALFORMED_BODY, LogprobsCache, completion_body, error_body, models_body
 from ._responders import Responder, last_user_text
 from ._stats import StatsRecorder
@@ -57,6 +58,7 @@ class ServerConfig:
     record: int = 100
     models: tuple[str, ...] = ("test",)
     api_key: str | None = None
+    limit: ProviderLimit | None = None
 
 
 def presented_key(request: web.Request) -> str:
@@ -78,6 +80,7 @@ class ChatService:
         self._next_id = 0
         self._logprobs = LogprobsCache()
         self._needs_seen = config.faults.total_rate > 0
+        self._limit = LimitState(config.limit) if config.limit is not None else None
 
     def app(self) -> web.Application:
         """An aiohttp application serving the OpenAI routes and the stats routes."""
@@ -132,6 +135,14 @@ class ChatService:
                 body_401 = error_body(message, "invalid_request_error", "invalid_api_key")
                 return web.Response(status=401, body=body_401, content_type=_JSON)
 
+        limit_headers: dict[str, str] | None = None
+        if self._limit is not None:
+            admitted, limit_headers = self._limit.admit(body)
+            if not admitted:
+                self.stats.record(request.path, body, "Authorization" in request.headers, 429, "provider_limit")
+                error = error_body("Rate limit reached for requests.", "requests", "rate_limit_exceeded")
+                return web.Response(status=429, body=error, headers=limit_headers, content_type=_JSON)
+
         reply: str | None = None
         sticky: FaultKind | None = None
         once: FaultKind | None = None
@@ -164,7 +175,10 @@ class ChatService:
         self.stats.enter()
         try:
             await self._wait(fault)
-            return self._response(body, fault, content)
+            response = self._response(body, fault, content)
+            if limit_headers:
+                response.headers.update(limit_headers)
+            return response
         finally:
             self.stats.leave()
 

@@ -25,6 +25,7 @@ from typing import IO, Any
 
 from ._app import RESET_PATH, STATS_PATH, ChatService, ServerConfig, start_site
 from ._faults import FaultPlan
+from ._limits import ProviderLimit
 from ._responders import Responder, hashed_score
 from ._stats import ServerStats
 
@@ -50,6 +51,7 @@ class OpenAITestServer:
         record: int = 100,
         models: Sequence[str] = ("test",),
         api_key: str | None = None,
+        limit: ProviderLimit | None = None,
         spawn: bool = False,
         host: str = "127.0.0.1",
         port: int = 0,
@@ -66,6 +68,8 @@ class OpenAITestServer:
         port: 0 lets the OS pick a free one.
         api_key: when given, a request carrying another key (bearer token, `api-key` or `x-api-key` header) gets
             a 401 whose message repeats the key it sent, in full: a server that leaks what a client must hide.
+        limit: a provider-style rate limit per model (`ProviderLimit`): 429s with `retry-after`, and the limit
+            headers of OpenAI or Anthropic on every answer.
         """
         if latency < 0 or jitter < 0:
             raise ValueError("latency and jitter must be >= 0")
@@ -79,6 +83,7 @@ class OpenAITestServer:
             record=record,
             models=tuple(models),
             api_key=api_key,
+            limit=limit,
         )
         self.spawn = spawn
         self.host = host

@@ -18,7 +18,8 @@ class ScriptedTransport:
     (the engine retries it like a provider's failure). `attempt` counts the attempts at that exact request,
     from 0. A text answer is billed `prompt_tokens`, `completion_tokens` and `cost_usd`. Every attempt is kept
     in `requests` and every answer in `completions`; `max_active` is the most attempts that were in flight at
-    once, and `delay` (seconds) is how long each attempt takes.
+    once, and `delay` (seconds) is how long each attempt takes. `paced=True` has the engine pace its calls as
+    it paces a provider's (to test pacing); by default they are let through at once.
     """
 
     name = "scripted"
@@ -31,8 +32,10 @@ class ScriptedTransport:
         prompt_tokens: int = 10,
         completion_tokens: int = 3,
         cost_usd: float = 0.001,
+        paced: bool = False,
     ) -> None:
         self.reply = reply
+        self.paced = paced
         self.delay = delay
         self.prompt_tokens = prompt_tokens
         self.completion_tokens = completion_tokens

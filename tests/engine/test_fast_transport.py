@@ -391,9 +391,9 @@ def equality_panel(base: str, broken: str, transport: str | AutoTransport) -> jw
 
 
 def normalised_votes(result: jw.PanelResult) -> pd.DataFrame:
-    """The votes without latency; an infrastructure error keeps its category and failure name (litellm prefixes
-    its own wording, the fast path gives the server's message), a parse error stays whole."""
-    votes = result.votes.drop(columns=["latency_s"])
+    """The votes without latency and rate-limit waits; an infrastructure error keeps its category and failure name
+    (litellm prefixes its own wording, the fast path gives the server's message), a parse error stays whole."""
+    votes = result.votes.drop(columns=["latency_s", "waited_s"])
     votes["attempts"] = [v.attempts for v in result.vote_list]
     errors = [v.error for v in result.vote_list]
     votes["error"] = [e if e is None or e.startswith("parse:") else ":".join(e.split(":")[:2]) for e in errors]
