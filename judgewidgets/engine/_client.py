@@ -167,13 +167,14 @@ class CallSession:
         pacer = self.pacer(request, settings)
         paced = getattr(transport, "paced", True) and not _answers_itself(request)
         started = time.monotonic()
-        tokens: float | None = None
+        tokens: tuple[float, float] | None = None
         failures = tries = 0
         waited = 0.0
         while True:
             if tokens is None and paced and pacer.counts_tokens:
                 tokens = _estimated_tokens(request)
-            ticket = await pacer.acquire(tokens or 0.0, paced=paced)
+            total, prompt = tokens or (0.0, 0.0)
+            ticket = await pacer.acquire(total, paced=paced, prompt_tokens=prompt)
             waited += ticket.waited_s
             tries += 1
             try:
@@ -215,7 +216,7 @@ class CallSession:
                 await asyncio.sleep(policy.delay(failures, failure.retry_after, self._rng))
                 failures += 1
                 continue
-            pacer.answered(ticket, completion.limits)
+            pacer.answered(ticket, completion.limits, completion.prompt_tokens)
             if tries > 1 or waited:
                 return replace(completion, attempts=tries, waited_s=waited)
             return completion
@@ -230,13 +231,13 @@ def _answers_itself(request: ChatRequest) -> bool:
     return is_local_model(request.model) or "mock_response" in request.params
 
 
-def _estimated_tokens(request: ChatRequest) -> float:
-    """What a call spends against a token limit, counted before it is sent: its prompt (the estimator
-    `estimate_cost` uses) and the answer it allows (`max_tokens`, else a short verdict's)."""
+def _estimated_tokens(request: ChatRequest) -> tuple[float, float]:
+    """What a call spends against a token limit, counted before it is sent, and the prompt's part of it: its
+    prompt (the estimator `estimate_cost` uses) and the answer it allows (`max_tokens`, else a short verdict's)."""
     try:
         prompt = count_tokens(request.model, request.messages)
     except Exception:  # no tokenizer for this model: about four characters a token
         prompt = sum(len(str(m.get("content") or "")) for m in request.messages) // 4
     params = request.params
     answer = params.get("max_tokens") or params.get("max_completion_tokens") or ESTIMATED_SCORE_TOKENS
-    return float(prompt + int(answer))
+    return float(prompt + int(answer)), float(prompt)

@@ -81,6 +81,7 @@ class Ticket:
     sent_at: float
     waited_s: float
     paced: bool
+    prompt_tokens: float = 0.0  # the prompt tokens counted before the call (to compare with what was billed)
 
 
 class EndpointPacer:
@@ -101,6 +102,7 @@ class EndpointPacer:
         self.stated_tpm: float | None = None
         self.learned_rps: float | None = None
         self._headroom = 1.0  # cut by 429s despite a known limit (another client shares it); grows back
+        self._token_scale = 1.0  # prompt tokens billed / counted, over recent calls
         # The schedule (monotonic seconds).
         self._next_request = 0.0
         self._next_tokens = 0.0
@@ -187,25 +189,30 @@ class EndpointPacer:
 
     # -- letting calls through --------------------------------------------------------------------------------
 
-    async def acquire(self, tokens: float = 0.0, *, paced: bool = True) -> Ticket:
+    async def acquire(self, tokens: float = 0.0, *, paced: bool = True, prompt_tokens: float = 0.0) -> Ticket:
         """Wait until this endpoint's pace lets one more call start, then count it in flight.
 
         Calls wait in line (first come, first served): only the first sleeps until the pace allows a start, the
         others until they are first, so a pace that changes meanwhile (a limit stated, a 429) applies to every
-        call still waiting. `tokens` is what the call will spend against a token limit (prompt and answer);
-        `paced=False` (a scripted transport, a mocked answer) only honours a pause the endpoint is in. Every
-        ticket must be handed back by `answered`, `rate_limited` or `failed`.
+        call still waiting. `tokens` is what the call will spend against a token limit (prompt and answer), of
+        which `prompt_tokens` were counted from its prompt: the count is scaled by what the provider billed for
+        earlier prompts against what was counted for them (tokenizers differ). `paced=False` (a scripted
+        transport, a mocked answer) only honours a pause the endpoint is in. Every ticket must be handed back by
+        `answered`, `rate_limited` or `failed`.
         """
-        held = 0.0  # seconds waited for a pause or the pace (not for room in the window)
+        tokens += (self._token_scale - 1.0) * prompt_tokens
+        began = self._clock()
+        windowed = 0.0  # seconds waited for room in the window (not for the pace)
         if not paced:
+            slept = False
             while True:
                 with self._lock:
                     now = self._clock()
                     if now >= self._paused_until:
-                        return self._let_through(now, held, False)
+                        return self._let_through(now, now - began if slept else 0.0, False)
                     wait = self._paused_until - now
                 await asyncio.sleep(wait)
-                held += wait
+                slept = True
         loop = asyncio.get_running_loop()
         me: _Waiter | None = None
         try:
@@ -217,19 +224,20 @@ class EndpointPacer:
                         self._settle_first_refusal(now)
                     if me is None:
                         if not self._queue and self._room() and self._ready_at(tokens) <= now:
-                            return self._claim(now, tokens, held)
+                            return self._claim(now, tokens, 0.0, prompt_tokens)
                         me = _Waiter(loop)
                         self._queue.append(me)
+                    windowing = False
                     if self._queue[0] is me:
                         if not self._room():
-                            wait, sleep = _WINDOW_RECHECK_S, False
+                            wait, sleep, windowing = _WINDOW_RECHECK_S, False, True
                         else:
                             wait = self._ready_at(tokens) - now
                             if wait <= 0:
                                 self._queue.popleft()
                                 me = None
                                 self._wake_first()
-                                return self._claim(now, tokens, held)
+                                return self._claim(now, tokens, now - began - windowed, prompt_tokens)
                             self._bound_at = now
                     else:
                         wait, sleep = _WINDOW_RECHECK_S, False
@@ -237,10 +245,12 @@ class EndpointPacer:
                     me.future = future
                 if future is None:
                     await asyncio.sleep(wait)
-                    held += wait
                 else:
+                    waiting_since = self._clock()
                     with contextlib.suppress(asyncio.TimeoutError, TimeoutError):
                         await asyncio.wait_for(future, wait)
+                    if windowing:
+                        windowed += self._clock() - waiting_since
         finally:
             if me is not None:  # cancelled while waiting: leave the line, and let the next one go
                 with self._lock:
@@ -261,7 +271,7 @@ class EndpointPacer:
             ready = max(ready, self._next_tokens)
         return ready
 
-    def _claim(self, now: float, tokens: float, held: float) -> Ticket:
+    def _claim(self, now: float, tokens: float, waited: float, prompt_tokens: float) -> Ticket:
         """Book a start now: the next may follow one interval later (a start that was a little late does not
         push the ones after it back), and its tokens' time later under a token limit."""
         interval = self._request_interval()
@@ -271,19 +281,24 @@ class EndpointPacer:
         if rate and tokens:
             cost = tokens / rate
             self._next_tokens = max(self._next_tokens, now - cost / 2) + cost
-        return self._let_through(now, held, True)
+        return self._let_through(now, waited, True, prompt_tokens)
 
-    def _let_through(self, now: float, waited: float, paced: bool) -> Ticket:
+    def _let_through(self, now: float, waited: float, paced: bool, prompt_tokens: float = 0.0) -> Ticket:
+        waited = max(0.0, waited)
         self.waited_s += waited
         if paced:
             self._in_flight += 1
-        return Ticket(sent_at=now, waited_s=waited, paced=paced)
+        return Ticket(sent_at=now, waited_s=waited, paced=paced, prompt_tokens=prompt_tokens)
 
     # -- how calls ended --------------------------------------------------------------------------------------
 
-    def answered(self, ticket: Ticket, reading: LimitReading | None = None) -> None:
-        """A call was answered: progress, and maybe the provider's statement of its limits."""
+    def answered(self, ticket: Ticket, reading: LimitReading | None = None, billed_prompt: int | None = None) -> None:
+        """A call was answered: progress, maybe the provider's statement of its limits, and the prompt tokens it
+        billed (against those counted before the call, they scale the counts of later calls)."""
         with self._lock:
+            if billed_prompt and ticket.prompt_tokens:
+                ratio = min(3.0, max(0.5, billed_prompt / ticket.prompt_tokens))
+                self._token_scale += 0.2 * (ratio - self._token_scale)
             now = self._clock()
             self._release(ticket)
             self.answers += 1
