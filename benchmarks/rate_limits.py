@@ -26,9 +26,8 @@ import sys
 import time
 import urllib.request
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -40,8 +39,7 @@ MODEL = "openai/limited-judge"
 TEMPLATES = ("likert", "true_false_uncertain", "continuous")
 
 
-@dataclass(frozen=True)
-class Scenario:
+class Scenario(NamedTuple):
     name: str
     label: str
     items: int

@@ -393,3 +393,26 @@ def test_the_waits_are_recorded_on_votes_and_kept_by_saved_runs(tmp_path: Any) -
     result.save(tmp_path / "run")
     again = jw.load(tmp_path / "run")
     assert again.usage.waited_s == pytest.approx(result.usage.waited_s)
+
+
+def test_token_counts_follow_what_the_provider_billed() -> None:
+    pacer = EndpointPacer("m")
+    pacer.configure(None, 60_000)
+
+    async def one(billed: int) -> None:
+        ticket = await pacer.acquire(110.0, prompt_tokens=100.0)
+        pacer.answered(ticket, None, billed)
+
+    for _ in range(20):
+        asyncio.run(one(200))  # the provider counts twice what litellm's tokenizer did
+    assert pacer._token_scale == pytest.approx(2.0, rel=0.02)
+
+
+def test_the_benchmark_runs_on_its_own_limiter() -> None:
+    from tests.benchmark_scripts import load_benchmark
+
+    benchmark = load_benchmark("rate_limits")
+    argv = ["--scale", "0.02", "--only", "1200-headers", "1200-bare", "--transports", "auto", "--latency", "0.01"]
+    rows = asyncio.run(benchmark.main(argv))
+    assert [r["lost"] for r in rows] == [0, 0] and [r["calls"] for r in rows] == [12, 12]
+    assert rows[0]["learned"] == "headers"
