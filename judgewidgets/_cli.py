@@ -92,6 +92,17 @@ def _positive(text: str) -> int:
     return value
 
 
+def _dollars(text: str) -> float:
+    from .engine._budget import check_max_cost
+
+    try:
+        value = check_max_cost(float(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of dollars >= 0") from None
+    assert value is not None
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="judgewidgets",
@@ -165,6 +176,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="F",
         help="exit with status 1 when a judge's calls failed on more than this fraction of rows (0 to 1; "
         "default 1: only when a judge failed on every row)",
+    )
+    score.add_argument(
+        "--max-cost-usd",
+        type=_dollars,
+        default=None,
+        metavar="D",
+        help="budget in dollars: no call starts that could take the spend past D; the rows left are written "
+        "with '<judge>_error' 'budget: not run ...' and a rerun with a larger budget pays only for them",
     )
     score.add_argument("--no-cache", action="store_true", help="do not read or write the on-disk call cache")
     score.add_argument("--estimate", action="store_true", help="print the estimated cost and stop (no calls)")
@@ -277,7 +296,9 @@ def _score(args: argparse.Namespace) -> int:
     if args.estimate:
         print(estimate)
         return EXIT_OK
-    result = panel.score(**inputs, progress=not args.quiet)
+    if args.max_cost_usd is not None and args.no_cache:
+        _say("note: with --no-cache a rerun with a larger --max-cost-usd pays again for the rows already judged")
+    result = panel.score(**inputs, progress=not args.quiet, max_cost_usd=args.max_cost_usd)
     cached = "" if args.no_cache else "; the judgments are in the call cache, so running again costs nothing"
     table = _output_table(frame, result)
     if args.output is not None:
@@ -321,6 +342,8 @@ def _output_table(frame: pd.DataFrame, result: PanelResult) -> pd.DataFrame:
 
 def _print_summary(result: PanelResult) -> None:
     summary = result.summary()
+    if not summary["not_run"].any():  # a run without a budget, or one it did not stop
+        summary = summary.drop(columns=["not_run"])
     aggregates = _quiet_table(result)[["avg", "median", "min", "max", "disagreement"]].mean()
     with pd.option_context("display.width", 120, "display.max_columns", 20, "display.precision", 3):
         print(summary.to_string())

@@ -8,13 +8,14 @@ per judge with the first error, so a run can report one line per judge and decid
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, Field
 
 from ._records import Vote
+from .engine._budget import BUDGET_KIND
 
-__all__ = ["JudgeFailures", "failure_cause", "judge_failures", "missing_key_variables"]
+__all__ = ["JudgeFailures", "failure_cause", "is_not_run", "judge_failures", "missing_key_variables", "not_run_count"]
 
 _HTTP_STATUS = re.compile(r"\(HTTP (\d{3})\)")
 # litellm: "Missing Anthropic API Key - A call is being made ..."; the openai SDK: "The api_key client option must
@@ -51,6 +52,16 @@ _STATUS_CAUSES = {
 }
 
 
+def is_not_run(error: str | None) -> bool:
+    """Whether a recorded error is a call the run's budget did not start (`budget: not run, ...`)."""
+    return bool(error) and str(error).startswith(f"{BUDGET_KIND}:")
+
+
+def not_run_count(errors: Iterable[str | None]) -> int:
+    """How many of the recorded errors are calls the run's budget did not start."""
+    return sum(1 for error in errors if is_not_run(error))
+
+
 def failure_cause(error: str) -> str:
     """A short name for why a call failed, from a vote's `error` text."""
     kind, _, detail = error.partition(": ")
@@ -58,6 +69,8 @@ def failure_cause(error: str) -> str:
         return "answers could not be read as a score"
     if kind == "input":
         return "the provider refused the input as given (not an outage: change the text or the model)"
+    if kind == "budget":
+        return "not run: the budget (max cost) was reached"
     if _KEY_MISSING.search(detail):
         return "API key missing"
     for needle, cause in _CAUSES:
@@ -76,23 +89,31 @@ class JudgeFailures(BaseModel):
     judge: str
     calls: int = Field(description="votes the judge was asked for")
     failed: int = Field(description="votes with an error")
+    not_run: int = Field(0, description="of those, votes not run because the run's budget was reached")
     cause: str | None = Field(None, description="the kind of the first error, e.g. 'connection refused'")
     first_error: str | None = Field(None, description="the first error's text, without its category prefix")
 
     @property
     def fraction(self) -> float:
-        return self.failed / self.calls if self.calls else 0.0
+        """The share of the calls that failed, those not run for the budget left out (nothing went wrong)."""
+        return (self.failed - self.not_run) / self.calls if self.calls else 0.0
 
     @property
     def all_failed(self) -> bool:
-        return self.calls > 0 and self.failed == self.calls
+        return self.calls > 0 and self.failed - self.not_run == self.calls
 
     def line(self) -> str:
-        """`judge 'X': 8 of 8 calls failed: connection refused (APIConnectionError: ...)`."""
+        """`judge 'X': 8 of 8 calls failed: connection refused (APIConnectionError: ...)`; calls not run for the
+        budget are named apart: `judge 'X': 3 of 8 calls not run: the budget was reached`."""
         if not self.failed:
             return f"judge {self.judge!r}: all {self.calls} calls answered"
+        skipped = f"{self.not_run} of {self.calls} calls not run: the budget (max cost) was reached"
+        if self.failed == self.not_run:
+            return f"judge {self.judge!r}: {skipped}"
         detail = f" ({_shorten(self.first_error)})" if self.first_error else ""
-        return f"judge {self.judge!r}: {self.failed} of {self.calls} calls failed: {self.cause}{detail}"
+        failed = self.failed - self.not_run
+        line = f"judge {self.judge!r}: {failed} of {self.calls} calls failed: {self.cause}{detail}"
+        return f"{line}; {skipped}" if self.not_run else line
 
 
 def judge_failures(votes: Sequence[Vote], judges: Sequence[str]) -> list[JudgeFailures]:
@@ -101,12 +122,15 @@ def judge_failures(votes: Sequence[Vote], judges: Sequence[str]) -> list[JudgeFa
     for judge in judges:
         mine = sorted((v for v in votes if v.judge == judge), key=lambda v: v.item)
         failed = [v for v in mine if v.error]
-        first = failed[0].error if failed else None
+        skipped = [v for v in failed if is_not_run(v.error)]
+        errors = [v for v in failed if not is_not_run(v.error)] or failed
+        first = errors[0].error if errors else None
         summaries.append(
             JudgeFailures(
                 judge=judge,
                 calls=len(mine),
                 failed=len(failed),
+                not_run=len(skipped),
                 cause=failure_cause(first) if first else None,
                 first_error=(first.partition(": ")[2] or first) if first else None,
             )

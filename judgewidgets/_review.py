@@ -41,6 +41,7 @@ FAILURE_KINDS = {
     "infrastructure": "an outage: re-run later",
     "input": "refused as given: change the text or the model",
     "parse": "no verdict in the answer: re-run or change the model",
+    "budget": "not run: the run's max_cost_usd was reached; re-run with a larger one (the cache answers the rest)",
 }
 
 

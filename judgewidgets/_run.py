@@ -1,25 +1,41 @@
-"""One run scope for every batch entry point: its call session, its progress bar, and closing both."""
+"""One run scope for every batch entry point: its call session, its budget, its progress bar, and closing them."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+import logging
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from ._constants import PACING_STATUS_INTERVAL_S
 from ._progress import Progress, make_progress
+from ._provenance import describe, models_in
 from .engine import CallSession
+from .engine._budget import Budget, check_max_cost, check_prices
+
+logger = logging.getLogger("judgewidgets")
 
 
 @dataclass(frozen=True)
 class Run:
-    """What a batch's calls share: the session (concurrency limits, transports, in-flight answers, caches) and
-    the progress bar told about every finished call."""
+    """What a batch's calls share: the session (concurrency limits, transports, in-flight answers, caches, the
+    budget) and the progress bar told about every finished call."""
 
     session: CallSession
     progress: Progress
+
+
+def run_budget(max_cost_usd: object, makers: Iterable[object] = ()) -> Budget | None:
+    """The budget of a run (None without `max_cost_usd`), checked before any call: ConfigurationError for a value
+    that is not a number of dollars >= 0, or when litellm has no price for a model of `makers` (the judges,
+    panels, graders or generators the run calls; found in their settings)."""
+    limit = check_max_cost(max_cost_usd)
+    if limit is None:
+        return None
+    check_prices(model for maker in makers for model in models_in(describe(maker)))
+    return Budget(limit)
 
 
 @asynccontextmanager
@@ -29,12 +45,22 @@ async def run_scope(
     description: str = "",
     *,
     session: CallSession | None = None,
+    max_cost_usd: float | None = None,
+    makers: Iterable[object] = (),
 ) -> AsyncIterator[Run]:
-    """A run of `total` calls: a new session (or the caller's `session`, for a run inside another run) and a
-    progress bar (`True` a tqdm bar, `False` none, or your own Progress). A bar that can show a status is told
-    when a rate limit holds the run back. On the way out, however the run ends (an error, a kernel interrupt),
-    the bar is closed and every cache the run wrote to is flushed."""
-    run = Run(session if session is not None else CallSession(), make_progress(progress, total, description))
+    """A run of `total` calls: a new session (or the caller's `session`, for a run inside another run, which
+    keeps that run's budget) and a progress bar (`True` a tqdm bar, `False` none, or your own Progress). A bar that
+    can show a status is told when a rate limit holds the run back. `max_cost_usd` is the run's budget (see
+    `engine._budget`), checked with the prices of `makers`' models before anything starts. On the way out, however
+    the run ends (an error, a kernel interrupt), the bar is closed and every cache the run wrote to is flushed; a
+    run the budget cut short says how many calls it did not run."""
+    own = session is None
+    if not own:
+        check_max_cost(max_cost_usd)
+    else:
+        session = CallSession(budget=run_budget(max_cost_usd, makers))
+    assert session is not None
+    run = Run(session, make_progress(progress, total, description))
     status = getattr(run.progress, "status", None)
     watcher = asyncio.get_running_loop().create_task(_report_pacing(run.session, status)) if callable(status) else None
     try:
@@ -46,6 +72,9 @@ async def run_scope(
                 await watcher
         run.progress.close()
         run.session.flush()
+    budget = run.session.budget
+    if own and budget is not None and budget.reached:
+        logger.warning(budget.note())
 
 
 async def _report_pacing(session: CallSession, status: Callable[[str | None], None]) -> None:

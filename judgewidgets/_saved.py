@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel
 
+from ._failures import not_run_count
 from ._provenance import provenance
 from ._runfiles import Dump, write
 from ._tables import Columns, plain, record_columns
@@ -26,6 +27,9 @@ __all__ = [
     "Keepable",
     "KeptFrame",
     "mean_or_nan",
+    "not_run_count",
+    "not_run_note",
+    "noted_html",
     "plain",
     "provenance",
     "record_columns",
@@ -116,6 +120,23 @@ def usage_of_table(frame: pd.DataFrame, calls: str | None = None) -> dict[str, A
 
 def _int_or_none(value: float | None) -> int | None:
     return None if value is None else int(value)
+
+
+def not_run_note(errors: Iterable[str | None], what: str = "votes") -> str:
+    """`3 of 12 votes not run: the budget (max_cost_usd) was reached`, or "" when the budget stopped none."""
+    errors = list(errors)
+    skipped = not_run_count(errors)
+    if not skipped:
+        return ""
+    return f"{skipped} of {len(errors)} {what} not run: the budget (max_cost_usd) was reached"
+
+
+def noted_html(table: pd.DataFrame, errors: Iterable[str | None], what: str = "votes") -> str:
+    """A result's table as HTML, under a line saying how many of its calls the budget did not run."""
+    note = not_run_note(errors, what)
+    return (f"<p><b>{note}</b>; a rerun with a larger budget pays only for them.</p>" if note else "") + (
+        table._repr_html_() or ""
+    )
 
 
 def mean_or_nan(values: Iterable[float | None]) -> float:

@@ -358,3 +358,34 @@ def test_help_is_clear() -> None:
     assert json.dumps("likert")[1:-1] in out
     first_example = out.split("examples:\n", 1)[1].split("\n  judgewidgets", 1)[0]
     assert "--reference-col reference" in first_example
+
+
+def test_a_budget_writes_the_rows_not_run_and_a_rerun_pays_only_for_them(
+    server: OpenAITestServer,
+    answers: pd.DataFrame,
+    tmp_path: Path,
+    monkeypatch,
+    capsys,  # type: ignore[no-untyped-def]
+) -> None:
+    source, out = tmp_path / "answers.csv", tmp_path / "scored.csv"
+    answers.to_csv(source, index=False)
+    argv = ["score", str(source), "--judge", "openai/gpt-4o-mini", "--prompt-col", "question", "--response-col"]
+    argv += ["answer", "--api-base", server.base_url, "-o", str(out), "--quiet"]
+    before = server.stats.total
+    assert run([*argv, "--max-cost-usd", "0"], monkeypatch) == 0  # not run is not failed: exit 0
+    assert server.stats.total == before
+    table = read(out)
+    assert table["openai/gpt-4o-mini_error"].str.startswith("budget: not run, the budget of $0.00 was reached").all()
+    err = capsys.readouterr().err
+    assert "judge 'openai/gpt-4o-mini': 3 of 3 calls not run: the budget (max cost) was reached" in err
+    assert run([*argv, "--max-cost-usd", "5"], monkeypatch) == 0
+    assert server.stats.total == before + 3 and "openai/gpt-4o-mini_error" not in read(out).columns
+
+
+@pytest.mark.parametrize("bad", ["-1", "nan", "free"])
+def test_a_budget_that_is_no_number_of_dollars_is_a_usage_error(
+    bad: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["score", str(tmp_path / "x.csv"), "--judge", "local", "-o", "y.csv", "--max-cost-usd", bad])
+    assert "--max-cost-usd" in capsys.readouterr().err

@@ -94,11 +94,17 @@ class AspectEvaluator:
         references: Sequence[str | None] | None = None,
         *,
         progress: bool | Progress = True,
+        max_cost_usd: float | None = None,
         **conversations: Any,
     ) -> AspectResult:
         """Score every aspect of every response, or of every conversation (`conversations=`, or `data=` with
-        `conversation_col=`, under `target=`, as `LLMJudge.score`); works in scripts and inside a running loop."""
-        return run_sync(self.aevaluate(prompts, responses, references, progress=progress, **conversations))
+        `conversation_col=`, under `target=`, as `LLMJudge.score`); works in scripts and inside a running loop.
+        `max_cost_usd` is the run's budget: the aspects left are recorded as not run (error `budget: ...`)."""
+        return run_sync(
+            self.aevaluate(
+                prompts, responses, references, progress=progress, max_cost_usd=max_cost_usd, **conversations
+            )
+        )
 
     async def aevaluate(
         self,
@@ -107,18 +113,24 @@ class AspectEvaluator:
         references: Sequence[str | None] | None = None,
         *,
         progress: bool | Progress = True,
+        max_cost_usd: float | None = None,
         **conversations: Any,
     ) -> AspectResult:
         """Async twin of `evaluate`."""
         items = judged_items(prompts, responses, references, **conversations)
         self.check()
-        return await self.aevaluate_items(items, None, progress)
+        return await self.aevaluate_items(items, None, progress, max_cost_usd)
 
     async def aevaluate_items(
-        self, items: Sequence[Item], session: CallSession | None, progress: bool | Progress = False
+        self,
+        items: Sequence[Item],
+        session: CallSession | None,
+        progress: bool | Progress = False,
+        max_cost_usd: float | None = None,
     ) -> AspectResult:
-        """Score checked items in a run of their own, or within a caller's session (what pipelines use)."""
-        result = await self.panel.ascore_items(list(items), session, progress)
+        """Score checked items in a run of their own (with its budget), or within a caller's session (what
+        pipelines use)."""
+        result = await self.panel.ascore_items(list(items), session, progress, max_cost_usd)
         return AspectResult(
             items=list(items),
             aspects=list(self.aspects),

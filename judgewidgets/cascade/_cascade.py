@@ -20,6 +20,7 @@ from .._progress import Progress
 from .._run import run_scope
 from .._runner import run_sync
 from .._saved import provenance
+from ..engine import CallSession
 from ._bounds import _check_level, minimum_rows
 from ._calibrate import fit_cascade
 from ._calibration import Calibration, Material, describe_material, material_target
@@ -287,8 +288,17 @@ class Cascade:
         )
         return self.calibration
 
-    async def _judge(self, stage: Stage, items: list[Any], progress: bool | Progress, doing: str) -> list[StageVerdict]:
-        async with run_scope(progress, stage.progress_units(len(items)), f"{doing}: {stage.name}") as run:
+    async def _judge(
+        self,
+        stage: Stage,
+        items: list[Any],
+        progress: bool | Progress,
+        doing: str,
+        session: CallSession | None = None,
+    ) -> list[StageVerdict]:
+        """One stage's verdicts on `items`, with a progress bar of its own (in a run's `session` when given)."""
+        units = stage.progress_units(len(items))
+        async with run_scope(progress, units, f"{doing}: {stage.name}", session=session) as run:
             return await stage.ajudge(items, run)
 
     # --- running ---------------------------------------------------------------------------------------------
@@ -301,6 +311,7 @@ class Cascade:
         conversation_col: str | None = None,
         target: str | None = None,
         progress: bool | Progress = True,
+        max_cost_usd: float | None = None,
     ) -> CascadeResult:
         """Judge every item through the cascade; works inside Jupyter.
 
@@ -309,10 +320,19 @@ class Cascade:
         the data has human labels (column `label`, default "label" if present), the result reports the
         agreement on the decided items. Rows are judged as the calibration's were (`Calibration.material`): rows
         of conversations (`conversation_col`) under its target, which `target` may only repeat; rows of another
-        kind are an InputError before any call.
+        kind are an InputError before any call. `max_cost_usd` is the run's budget, over every stage: no call
+        starts that could take the spend past it; a stage's verdict not run has the error `budget: ...` and the
+        item goes on as if the stage had not been sure (so it abstains at the end when no stage decided).
         """
         return run_sync(
-            self.arun(data, label=label, conversation_col=conversation_col, target=target, progress=progress)
+            self.arun(
+                data,
+                label=label,
+                conversation_col=conversation_col,
+                target=target,
+                progress=progress,
+                max_cost_usd=max_cost_usd,
+            )
         )
 
     async def arun(
@@ -323,6 +343,7 @@ class Cascade:
         conversation_col: str | None = None,
         target: str | None = None,
         progress: bool | Progress = True,
+        max_cost_usd: float | None = None,
     ) -> CascadeResult:
         """Async twin of `run`."""
         calibration = self._calibrated()
@@ -337,35 +358,36 @@ class Cascade:
         unknown_cost = np.zeros(n, dtype=bool)
         judgments: list[dict[str, Any]] = []
         open_items = list(range(n))
-        for stage, threshold in zip(self.stages, calibration.thresholds):
-            if threshold is None or not open_items:
-                continue
-            verdicts = await self._judge(stage, [items[i] for i in open_items], progress, "cascade")
-            still_open = []
-            for i, v in zip(open_items, verdicts):
-                trusted = v.verdict is not None and v.confidence is not None and v.confidence >= threshold
-                judgments.append(
-                    {
-                        "item": i,
-                        "stage": stage.name,
-                        "verdict": v.verdict,
-                        "confidence": v.confidence,
-                        "threshold": threshold,
-                        "trusted": trusted,
-                        "calls": v.calls,
-                        "cached": v.cached,
-                        "cost_usd": v.cost_usd,
-                        "seconds": v.seconds,
-                        "error": v.error,
-                    }
-                )
-                spent[i] += (v.calls, v.cost_usd or 0.0, v.seconds)
-                unknown_cost[i] |= v.cost_usd is None
-                if trusted:
-                    decided[i] = (stage.name, v)
-                else:
-                    still_open.append(i)
-            open_items = still_open
+        async with run_scope(max_cost_usd=max_cost_usd, makers=[self]) as run:
+            for stage, threshold in zip(self.stages, calibration.thresholds):
+                if threshold is None or not open_items:
+                    continue
+                verdicts = await self._judge(stage, [items[i] for i in open_items], progress, "cascade", run.session)
+                still_open = []
+                for i, v in zip(open_items, verdicts):
+                    trusted = v.verdict is not None and v.confidence is not None and v.confidence >= threshold
+                    judgments.append(
+                        {
+                            "item": i,
+                            "stage": stage.name,
+                            "verdict": v.verdict,
+                            "confidence": v.confidence,
+                            "threshold": threshold,
+                            "trusted": trusted,
+                            "calls": v.calls,
+                            "cached": v.cached,
+                            "cost_usd": v.cost_usd,
+                            "seconds": v.seconds,
+                            "error": v.error,
+                        }
+                    )
+                    spent[i] += (v.calls, v.cost_usd or 0.0, v.seconds)
+                    unknown_cost[i] |= v.cost_usd is None
+                    if trusted:
+                        decided[i] = (stage.name, v)
+                    else:
+                        still_open.append(i)
+                open_items = still_open
         table = frame.copy()
         outcome = pd.DataFrame(
             {

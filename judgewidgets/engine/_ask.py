@@ -51,8 +51,11 @@ class Answer(Generic[T]):
     prefill: str = ""
 
     def usage(self) -> Usage:
-        """What this question cost, every attempt and re-ask included (no answer: unknown tokens and cost)."""
+        """What this question cost, every attempt and re-ask included (no answer: unknown tokens and cost; no
+        call sent, e.g. not run for the budget: nothing)."""
         answered = self.completion is not None
+        if not answered and self.attempts == 0:
+            return Usage(prompt_tokens=0, completion_tokens=0, cost_usd=0.0, attempts=0)
         return Usage(
             latency_s=self.latency_s,
             prompt_tokens=self.prompt_tokens or None,

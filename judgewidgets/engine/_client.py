@@ -13,6 +13,7 @@ from typing import Any
 
 from .._constants import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S, ESTIMATED_SCORE_TOKENS
 from .._errors import ConfigurationError, JudgeCallError
+from ._budget import Budget
 from ._cache import CallCache
 from ._litellm import CallFailure, classify, count_tokens, is_local_model
 from ._pacing import EndpointPacer, RateLimits, is_rate_limit, rate_limits
@@ -70,7 +71,10 @@ class CallSession:
     `rate_limits` (the process's, unless another `RateLimits` is given), which every run and judge shares.
     """
 
-    def __init__(self, rng: random.Random | None = None, *, limits: RateLimits | None = None) -> None:
+    def __init__(
+        self, rng: random.Random | None = None, *, limits: RateLimits | None = None, budget: Budget | None = None
+    ) -> None:
+        self.budget = budget  # the run's max_cost_usd, when it has one
         self._limits: dict[str, asyncio.Semaphore] = {}
         self._transports: dict[Hashable, Transport] = {}
         self._rng = rng or random.Random()
@@ -127,7 +131,7 @@ class CallSession:
                 return hit
             return await self._once(request, settings, secrets, cache)
         async with self._limit(request.model, settings.max_concurrency):
-            return await self._attempts(request, settings, secrets)
+            return await self._paid(request, settings, secrets)
 
     async def _once(
         self, request: ChatRequest, settings: CallSettings, secrets: list[str], cache: CallCache
@@ -143,7 +147,7 @@ class CallSession:
         self._in_flight[key] = future
         try:
             async with self._limit(request.model, settings.max_concurrency):
-                completion = await self._attempts(request, settings, secrets)
+                completion = await self._paid(request, settings, secrets)
         except asyncio.CancelledError:
             future.cancel()
             raise
@@ -158,6 +162,22 @@ class CallSession:
         except Exception as exc:  # a full disk: the answer is paid for, so the vote keeps it
             logger.warning("the call cache %s could not keep an answer: %r", cache.path, exc)
         return completion
+
+    async def _paid(self, request: ChatRequest, settings: CallSettings, secrets: list[str]) -> Completion:
+        """The call's attempts, within the run's budget when it has one."""
+        if self.budget is None:
+            return await self._attempts(request, settings, secrets)
+        reservation = await self.budget.reserve(request)
+        cost: float | None = 0.0  # a failed call is not billed
+        try:
+            completion = await self._attempts(request, settings, secrets)
+            cost = completion.cost_usd
+            return completion
+        except asyncio.CancelledError:
+            cost = None  # it may have been answered (and billed) as it was cancelled
+            raise
+        finally:
+            self.budget.settle(reservation, cost)
 
     async def _attempts(self, request: ChatRequest, settings: CallSettings, secrets: list[str]) -> Completion:
         """Attempts until one is answered: each waits for its endpoint's pace; a rate limit is retried while the

@@ -123,11 +123,18 @@ def context_window(model: str) -> int | None:
     return int(window) if window else None
 
 
-@lru_cache(maxsize=256)
 def token_prices(model: str) -> tuple[float, float] | None:
-    """(input, output) USD per token from litellm's bundled cost map, or None when it has no price."""
+    """(input, output) USD per token from litellm's bundled cost map, or None when it has no price.
+
+    A price registered with `litellm.register_model` counts from then on (the lookup is remembered per size of
+    litellm's map)."""
     if is_local_model(model):
         return (0.0, 0.0)
+    return _map_prices(model, len(import_litellm().model_cost))
+
+
+@lru_cache(maxsize=256)
+def _map_prices(model: str, map_size: int) -> tuple[float, float] | None:
     litellm = import_litellm()
     try:
         info = litellm.get_model_info(model)

@@ -21,6 +21,7 @@ from traitlets import Int, List, Unicode
 from .._constants import DEFAULT_MAX_CONCURRENCY, LOCAL_MAX_CONCURRENCY
 from .._display import notebook_frontend
 from .._errors import JudgeWidgetsError
+from ..engine._budget import check_max_cost
 from ._cell import parse_items, parse_tournament
 from ._chart_widget import EMBED_OPTIONS
 
@@ -126,6 +127,12 @@ class JudgeMagics(Magics):
     @argument("--out", "-o", help="store the result object in this variable")
     @argument("--no-chart", action="store_true", help="show the table only")
     @argument("--api-base", help="base URL of an OpenAI-compatible server for the judges")
+    @argument(
+        "--max-cost-usd",
+        type=float,
+        default=None,
+        help="budget in dollars: no call starts that could pass it; the items left are shown as not run",
+    )
     @argument("--format", default="round_robin", help="tournament format: round_robin|swiss|adaptive")
     @argument("--K", type=float, default=10, help="sequential: precision parameter K")
     @argument("--alpha", type=float, default=0.05, help="sequential: significance level")
@@ -180,12 +187,22 @@ class JudgeMagics(Magics):
 
             %judge --data answers --labels labels.csv --pass-threshold 0.5 --out scored
             %judge --data chats --conversation-col messages --labels verdicts --pass-threshold 0.5
+
+        `--max-cost-usd D` is the run's budget: no call starts once the spend so far and the calls in flight
+        (at their estimated cost) would pass D dollars; the items left are shown as not run (kind "budget") and
+        the same cell with a larger budget pays only for them, the cache answering the rest.
+
+            %judge --data answers --judges openai/gpt-4o-mini --max-cost-usd 0.50
         """
         args = _parse(self.judge, line)
         cell = cell or ""
         body = self._shell.var_expand(cell, depth=1) if "{" in cell else cell
         mode = args.mode or ("rubric" if args.rubric else "score")
         self._check_conversation_options(args, mode)
+        try:
+            check_max_cost(args.max_cost_usd)
+        except ValueError as exc:
+            raise UsageError(f"--max-cost-usd: {exc}") from None
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
@@ -349,10 +366,16 @@ class JudgeMagics(Magics):
         panel = self._panel(args)
         if chats is not None:
             result = panel.score(
-                data=chats, conversation_col=args.conversation_col, reference_col=args.reference_col, target=args.target
+                data=chats,
+                conversation_col=args.conversation_col,
+                reference_col=args.reference_col,
+                target=args.target,
+                max_cost_usd=args.max_cost_usd,
             )
         else:
-            result = panel.score(items["prompt"], items["response"], items.get("reference"))
+            result = panel.score(
+                items["prompt"], items["response"], items.get("reference"), max_cost_usd=args.max_cost_usd
+            )
         table = result.to_df()
         if args.aggregation:
             if args.aggregation not in table.columns:
@@ -399,11 +422,17 @@ class JudgeMagics(Magics):
                 conversation_col=args.conversation_col,
                 reference_col=args.reference_col,
                 target=args.target,
+                max_cost_usd=args.max_cost_usd,
             )
             return result, result.to_df(), result.verdict_chart()
         items = self._items(args, "" if args.rubric == "cell" else body)
         data = items.rename(columns={"prompt": "prompt", "response": "response"})
-        result = grader.grade_many(rubric, data, reference_col="reference" if "reference" in data else None)
+        result = grader.grade_many(
+            rubric,
+            data,
+            reference_col="reference" if "reference" in data else None,
+            max_cost_usd=args.max_cost_usd,
+        )
         return result, result.to_df(), result.verdict_chart()
 
     def _run_pairwise(self, args: Any, body: str) -> tuple[Any, pd.DataFrame, Any]:
@@ -421,7 +450,7 @@ class JudgeMagics(Magics):
         if missing:
             raise UsageError(f"pairwise items need question, a and b; missing {sorted(missing)}")
         judge = PairwiseJudge(self._judges(args)[0], **self._judge_kwargs(args))
-        table = judge.compare_many(items)
+        table = judge.compare_many(items, max_cost_usd=args.max_cost_usd)
         return table, table, None
 
     def _run_tournament(self, args: Any, body: str) -> tuple[Any, pd.DataFrame, Any]:
@@ -430,7 +459,7 @@ class JudgeMagics(Magics):
         questions, candidates = parse_tournament(body)
         judge = PairwiseJudge(self._judges(args)[0], **self._judge_kwargs(args))
         tournament = Tournament(judge=judge, format=args.format, seed=args.seed or 0)
-        result = tournament.run(questions, candidates)
+        result = tournament.run(questions, candidates, max_cost_usd=args.max_cost_usd)
         return result, result.ranking, result.chart()
 
     def _run_sequential(self, args: Any, body: str) -> tuple[Any, pd.DataFrame, Any]:
@@ -447,14 +476,23 @@ class JudgeMagics(Magics):
         chats = self._conversations(args)
         if chats is not None:
             frame = rater.rate_many(
-                chats, conversation_col=args.conversation_col, reference_col=args.reference_col, target=args.target
+                chats,
+                conversation_col=args.conversation_col,
+                reference_col=args.reference_col,
+                target=args.target,
+                max_cost_usd=args.max_cost_usd,
             )
             return frame, frame, frame.chart() if hasattr(frame, "chart") else None
         items = self._items(args, body)
         if len(items) == 1:
             live = LiveConvergence()
             display(live.widget)
-            result = rater.rate(items.loc[0, "prompt"], items.loc[0, "response"], on_update=live.update)
+            result = rater.rate(
+                items.loc[0, "prompt"],
+                items.loc[0, "response"],
+                on_update=live.update,
+                max_cost_usd=args.max_cost_usd,
+            )
             live.update(result)
             summary = pd.DataFrame(
                 [
@@ -467,7 +505,7 @@ class JudgeMagics(Magics):
                 ]
             )
             return result, summary, None
-        frame = rater.rate_many(items)
+        frame = rater.rate_many(items, max_cost_usd=args.max_cost_usd)
         return frame, frame, frame.chart() if hasattr(frame, "chart") else None
 
 

@@ -216,6 +216,7 @@ def meta_evaluate(
     label: str = "label",
     target: str | None = None,
     progress: bool | Progress = True,
+    max_cost_usd: float | None = None,
 ) -> MetaEvaluation:
     """Measure `judge` on LLMBar's subsets and PandaLM's human majority, or on your own labelled pairs; works
     inside Jupyter.
@@ -230,9 +231,21 @@ def meta_evaluate(
     (their last turns, or `target="whole"`); `label` names the column saying which is better ("A", "B" or
     "tie"); an optional `pair_id` names the pairs and `reference` gives reference answers. Labels that are not
     A / B / tie, a malformed conversation or a missing column are an InputError before any call.
+    `max_cost_usd` is the run's budget: the pairs it leaves are counted as failed in the table (their verdicts'
+    error says `budget: ...`), so compare judges on runs that finished.
     """
     return run_sync(
-        ameta_evaluate(judge, datasets, subsets=subsets, n=n, seed=seed, label=label, target=target, progress=progress)
+        ameta_evaluate(
+            judge,
+            datasets,
+            subsets=subsets,
+            n=n,
+            seed=seed,
+            label=label,
+            target=target,
+            progress=progress,
+            max_cost_usd=max_cost_usd,
+        )
     )
 
 
@@ -246,6 +259,7 @@ async def ameta_evaluate(
     label: str = "label",
     target: str | None = None,
     progress: bool | Progress = True,
+    max_cost_usd: float | None = None,
 ) -> MetaEvaluation:
     """Async twin of `meta_evaluate`."""
     items: list[PairItem] | None = None
@@ -263,7 +277,9 @@ async def ameta_evaluate(
     if items is None:
         items = [PairItem(q, a, b) for q, a, b in zip(pairs["question"], pairs["response_a"], pairs["response_b"])]
     started = time.perf_counter()
-    async with run_scope(progress, 2 * len(items), f"meta-evaluating ({name})") as run:
+    async with run_scope(
+        progress, 2 * len(items), f"meta-evaluating ({name})", max_cost_usd=max_cost_usd, makers=[judge]
+    ) as run:
         first, second, seconds = await compare(judge, items, run.session, run.progress)
     wall = time.perf_counter() - started
     verdicts = _verdict_rows(pairs, first, second, seconds)

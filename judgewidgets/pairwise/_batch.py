@@ -38,6 +38,7 @@ class PairwiseTable(KeptFrame):
             metrics=pair_metrics(
                 [w if isinstance(w, str) else None for w in self.get("winner", pd.Series(dtype=object))],
                 [c if isinstance(c, bool) else None for c in self.get("consistent", pd.Series(dtype=object))],
+                [e if isinstance(e, str) else None for e in self.get("error", pd.Series(dtype=object))],
             ),
             usage=self.usage.model_dump(),
             judges=judges,

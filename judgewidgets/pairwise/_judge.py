@@ -461,13 +461,17 @@ class PairwiseJudge:
         response_a: Any = None,
         response_b: Any = None,
         reference: str | None = None,
+        *,
+        max_cost_usd: float | None = None,
         **conversations: Any,
     ) -> PairwiseResult:
         """Compare two responses; works in scripts and inside a running event loop (Jupyter). Conversations:
         `history=` (the messages both replies answer, with `response_a` / `response_b` each a reply's text or
         messages), or `conversation_a=` and `conversation_b=` (compared on their last turns, or whole with
-        `target="whole"`)."""
-        return run_sync(self.acompare(question, response_a, response_b, reference, **conversations))
+        `target="whole"`). `max_cost_usd`: the budget, as `compare_many`'s."""
+        return run_sync(
+            self.acompare(question, response_a, response_b, reference, max_cost_usd=max_cost_usd, **conversations)
+        )
 
     async def acompare(
         self,
@@ -475,12 +479,14 @@ class PairwiseJudge:
         response_a: Any = None,
         response_b: Any = None,
         reference: str | None = None,
+        *,
+        max_cost_usd: float | None = None,
         **conversations: Any,
     ) -> PairwiseResult:
         """Async twin of `compare`."""
         items = one_pair(question, response_a, response_b, reference, **conversations)
         self.check()
-        async with run_scope() as run:
+        async with run_scope(max_cost_usd=max_cost_usd, makers=[self]) as run:
             results = await self.acompare_items(items, run.session, run.progress)
         return results[0].model_copy(update={"provenance": provenance(self)})
 
@@ -492,6 +498,7 @@ class PairwiseJudge:
         references: Sequence[str | None] | None = None,
         *,
         progress: bool | Progress = True,
+        max_cost_usd: float | None = None,
         **conversations: Any,
     ) -> PairwiseTable:
         """Compare a batch concurrently; one row per comparison, failures recorded in `error`, none lost.
@@ -502,9 +509,19 @@ class PairwiseJudge:
         `conversations_a=` / `conversations_b=` (their last turns, or whole with `target="whole"`); or a DataFrame
         with columns history, response_a, response_b, or conversation_a, conversation_b (message lists or JSON).
         `attrs["verdicts"]` holds one row per order (what `jw.position_bias(table)` reads).
+        `max_cost_usd` is the run's budget: no call starts that could take the spend past it; the comparisons
+        left are recorded as not run (error `budget: ...`), never raised.
         """
         return run_sync(
-            self.acompare_many(data, responses_a, responses_b, references, progress=progress, **conversations)
+            self.acompare_many(
+                data,
+                responses_a,
+                responses_b,
+                references,
+                progress=progress,
+                max_cost_usd=max_cost_usd,
+                **conversations,
+            )
         )
 
     async def acompare_many(
@@ -515,12 +532,15 @@ class PairwiseJudge:
         references: Sequence[str | None] | None = None,
         *,
         progress: bool | Progress = True,
+        max_cost_usd: float | None = None,
         **conversations: Any,
     ) -> PairwiseTable:
         """Async twin of `compare_many`."""
         items, frame = pairs_from(data, responses_a, responses_b, references, **conversations)
         self.check()
-        async with run_scope(progress, len(items), f"comparing ({self.display_name})") as run:
+        async with run_scope(
+            progress, len(items), f"comparing ({self.display_name})", max_cost_usd=max_cost_usd, makers=[self]
+        ) as run:
             results = await self.acompare_items(items, run.session, run.progress)
         return stamped(results_table(frame, results), provenance(self))
 

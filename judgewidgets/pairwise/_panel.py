@@ -11,6 +11,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from .._errors import ConfigurationError
+from .._failures import is_not_run
 from .._progress import Progress
 from .._run import run_scope
 from .._runner import run_sync
@@ -71,7 +72,7 @@ class PanelComparison(BaseModel, Keepable):
                 ],
                 "verdicts": record_rows([v for _, v in verdicts], result=[i for i, _ in verdicts]),
             },
-            metrics=pair_metrics([self.winner], [self.consistent]),
+            metrics=pair_metrics([self.winner], [self.consistent], [self.error]),
             usage=usage_of(self.verdicts),
             judges=[r.judge for r in self.vote_list],
             inputs=[pair_texts(self)],
@@ -210,7 +211,10 @@ class PairwisePanel:
             winner, share = tally(results, weights)
             answered = [r for r in results if r.winner is not None]
             flags = [r.consistent for r in answered if r.consistent is not None]
+            failed = [r.error for r in results if r.error]
             errors = [f"{r.judge}: {r.error}" for r in results if r.error]
+            if failed and all(is_not_run(e) for e in failed):
+                errors = failed[:1]  # not run for the budget: said once, kind first, as every not-run row says it
             out.append(
                 PanelComparison(
                     question=item.question,
@@ -232,12 +236,17 @@ class PairwisePanel:
         response_a: Any = None,
         response_b: Any = None,
         reference: str | None = None,
+        *,
+        max_cost_usd: float | None = None,
         **conversations: Any,
     ) -> PanelComparison:
         """Every judge compares the pair; the panel votes. Works inside Jupyter. Conversations: `history=` (the
         messages both replies answer, with `response_a` / `response_b` each a reply's text or messages), or
-        `conversation_a=` and `conversation_b=` (compared on their last turns, or whole with `target="whole"`)."""
-        return run_sync(self.acompare(question, response_a, response_b, reference, **conversations))
+        `conversation_a=` and `conversation_b=` (compared on their last turns, or whole with `target="whole"`).
+        `max_cost_usd`: the budget, as `compare_many`'s."""
+        return run_sync(
+            self.acompare(question, response_a, response_b, reference, max_cost_usd=max_cost_usd, **conversations)
+        )
 
     async def acompare(
         self,
@@ -245,12 +254,14 @@ class PairwisePanel:
         response_a: Any = None,
         response_b: Any = None,
         reference: str | None = None,
+        *,
+        max_cost_usd: float | None = None,
         **conversations: Any,
     ) -> PanelComparison:
         """Async twin of `compare`."""
         items = one_pair(question, response_a, response_b, reference, **conversations)
         self.check()
-        async with run_scope() as run:
+        async with run_scope(max_cost_usd=max_cost_usd, makers=[self]) as run:
             compared = (await self.acompare_items(items, run.session, run.progress))[0]
         return compared.model_copy(update={"provenance": provenance(self)})
 
@@ -262,14 +273,25 @@ class PairwisePanel:
         references: Sequence[str | None] | None = None,
         *,
         progress: bool | Progress = True,
+        max_cost_usd: float | None = None,
         **conversations: Any,
     ) -> PairwiseTable:
         """One row per comparison: pair_id, the panel's winner, confidence, error, one column per judge's winner.
 
         `attrs["verdicts"]` holds every judge's verdict on every order (what `jw.position_bias` reads).
+        `max_cost_usd` is the run's budget: no call starts that could take the spend past it; the verdicts left
+        are recorded as not run (error `budget: ...`), never raised.
         """
         return run_sync(
-            self.acompare_many(data, responses_a, responses_b, references, progress=progress, **conversations)
+            self.acompare_many(
+                data,
+                responses_a,
+                responses_b,
+                references,
+                progress=progress,
+                max_cost_usd=max_cost_usd,
+                **conversations,
+            )
         )
 
     async def acompare_many(
@@ -280,12 +302,15 @@ class PairwisePanel:
         references: Sequence[str | None] | None = None,
         *,
         progress: bool | Progress = True,
+        max_cost_usd: float | None = None,
         **conversations: Any,
     ) -> PairwiseTable:
         """Async twin of `compare_many`."""
         items, frame = pairs_from(data, responses_a, responses_b, references, **conversations)
         self.check()
-        async with run_scope(progress, len(items) * len(self.judges), self.display_name) as run:
+        async with run_scope(
+            progress, len(items) * len(self.judges), self.display_name, max_cost_usd=max_cost_usd, makers=[self]
+        ) as run:
             results = await self.acompare_items(items, run.session, run.progress)
         rows = []
         for result in results:

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .._errors import InputError
 from .._records import check_encodable
-from .._saved import Dump, Keepable, record_rows, usage_of
+from .._saved import Dump, Keepable, not_run_count, record_rows, usage_of
 from ..conversations import Conversation, check_target, judged_views, parse_conversation, parse_conversations
 from ..conversations._messages import REPLY_ROLES
 from ..conversations._render import JudgedConversation, reply_text, transcript
@@ -182,7 +182,7 @@ class PairwiseResult(BaseModel, Keepable):
                 "comparisons": comparison_rows([self], "verdicts"),
                 "verdicts": record_rows(self.verdicts, comparison=[0] * len(self.verdicts)),
             },
-            metrics=pair_metrics([self.winner], [self.consistent]),
+            metrics=pair_metrics([self.winner], [self.consistent], [self.error]),
             usage=usage_of(self.verdicts),
             judges=[self.judge],
             inputs=[pair_texts(self)],
@@ -335,8 +335,11 @@ def pair_texts(comparison: Any) -> dict[str, Any]:
     }
 
 
-def pair_metrics(winners: Sequence[str | None], consistent: Sequence[bool | None]) -> dict[str, float]:
-    """a's win rate (win 1, tie ½) over the decided comparisons, the share of ties and of consistent orders."""
+def pair_metrics(
+    winners: Sequence[str | None], consistent: Sequence[bool | None], errors: Sequence[str | None] = ()
+) -> dict[str, float]:
+    """a's win rate (win 1, tie ½) over the decided comparisons, the share of ties and of consistent orders, the
+    failed comparisons and (from their `errors`) how many of them the run's budget did not run."""
     decided = [WIN_POINTS[w] for w in winners if w in WIN_POINTS]
     checked = [c for c in consistent if c is not None]
     nan = float("nan")
@@ -345,6 +348,7 @@ def pair_metrics(winners: Sequence[str | None], consistent: Sequence[bool | None
         "tie_rate": sum(1 for w in winners if w == "tie") / len(decided) if decided else nan,
         "consistency": sum(checked) / len(checked) if checked else nan,
         "failed": sum(1 for w in winners if w is None),
+        "not_run": not_run_count(errors),
     }
 
 

@@ -273,15 +273,26 @@ class Tournament:
         histories: Any = None,
         target: str | None = None,
         progress: bool | Progress = True,
+        max_cost_usd: float | None = None,
     ) -> TournamentResult:
         """Play the tournament; `candidates` maps each name to its responses, one per question.
 
         Conversations: with `histories` (one per question, the messages every candidate's reply answers), each
         candidate's entries are its replies (text, or the assistant's messages with its tools' results); without,
         entries that are conversations (message lists, or their JSON with `target` set) are compared on their
-        last turns, or whole with `target="whole"`. `questions` may then be left out."""
+        last turns, or whole with `target="whole"`. `questions` may then be left out.
+        `max_cost_usd` is a budget in dollars (the tournament's own `budget` counts comparisons): no call starts
+        that could take the spend past it; the matches left are recorded with the error `budget: ...`."""
         return run_sync(
-            self.arun(questions, candidates, references, histories=histories, target=target, progress=progress)
+            self.arun(
+                questions,
+                candidates,
+                references,
+                histories=histories,
+                target=target,
+                progress=progress,
+                max_cost_usd=max_cost_usd,
+            )
         )
 
     async def arun(
@@ -293,6 +304,7 @@ class Tournament:
         histories: Any = None,
         target: str | None = None,
         progress: bool | Progress = True,
+        max_cost_usd: float | None = None,
     ) -> TournamentResult:
         """Async twin of `run`."""
         if not isinstance(candidates, Mapping):
@@ -322,7 +334,9 @@ class Tournament:
         budget = min(self.budget or self.format.default_budget(k, q), pool_size(k, q))
         state = TournamentState(names, q, rng)
         rows: list[dict[str, Any]] = []
-        async with run_scope(progress, budget, f"{self.format.name} tournament") as run:
+        async with run_scope(
+            progress, budget, f"{self.format.name} tournament", max_cost_usd=max_cost_usd, makers=[self.judge]
+        ) as run:
             while state.comparisons < budget:
                 proposal = self.format.propose(state, budget - state.comparisons)[: budget - state.comparisons]
                 if not proposal:

@@ -179,6 +179,7 @@ class EvaluationPipeline:
         conversations: Any = None,
         target: Target | None = None,
         progress: bool | Progress = True,
+        max_cost_usd: float | None = None,
     ) -> PipelineTable:
         """Score every item with every stage and combine; works in scripts and inside Jupyter.
 
@@ -188,6 +189,8 @@ class EvaluationPipeline:
         `conversations` (OpenAI chat message lists or their JSON) are judged under `target` (the last turn by
         default; "whole" or "each_turn", with conversation and turn columns); a pairwise stage's baselines are
         then other replies to the same histories, one per judged turn.
+        `max_cost_usd` is the run's budget, over every stage: no call starts that could take the spend past it;
+        a stage's score not run is NaN with `<stage>_error` saying `budget: ...`, never raised.
         """
         return run_sync(
             self.arun(
@@ -199,6 +202,7 @@ class EvaluationPipeline:
                 conversations=conversations,
                 target=target,
                 progress=progress,
+                max_cost_usd=max_cost_usd,
             )
         )
 
@@ -213,6 +217,7 @@ class EvaluationPipeline:
         conversations: Any = None,
         target: Target | None = None,
         progress: bool | Progress = True,
+        max_cost_usd: float | None = None,
     ) -> PipelineTable:
         """Async twin of `run`."""
         pipeline_items = self._items(prompts, responses, references, baselines, contexts, conversations, target)
@@ -226,7 +231,13 @@ class EvaluationPipeline:
             except Exception as exc:  # a stage's bug must not lose the other stages' work
                 return [StageScore(error=f"{type(exc).__name__}: {exc}")] * len(pipeline_items)
 
-        async with run_scope(progress, len(self.stages), f"pipeline of {len(self.stages)} stages") as run:
+        async with run_scope(
+            progress,
+            len(self.stages),
+            f"pipeline of {len(self.stages)} stages",
+            max_cost_usd=max_cost_usd,
+            makers=[self],
+        ) as run:
             stages = (counted(run.progress, one(n, s, run.session)) for n, s in self.stages.items())
             per_stage = await asyncio.gather(*stages)
         table = self.combine(pipeline_items, dict(zip(self.stages, per_stage)))

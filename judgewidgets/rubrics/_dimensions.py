@@ -307,15 +307,26 @@ class LeveledRubric:
         conversation: Any = None,
         target: Target | None = None,
         grader: CriterionGrader | str | LLMJudge | Sequence[str | LLMJudge] = "local",
+        max_cost_usd: float | None = None,
     ) -> LeveledReport:
         """Grade one submission (the answer to `query`, optionally with retrieved `context`), or one
         `conversation` (messages in the OpenAI chat format, or their JSON): the whole of it, or its last turn in
         context with `target="last_turn"`, as `CriterionGrader.grade` does; works in Jupyter.
 
         `grader` is a CriterionGrader, or the judges to build one from (model strings or LLMJudges).
+        `max_cost_usd`: the budget, as `grade_many`'s.
         """
         return run_sync(
-            self.agrade(submission, query, context, reference, conversation=conversation, target=target, grader=grader)
+            self.agrade(
+                submission,
+                query,
+                context,
+                reference,
+                conversation=conversation,
+                target=target,
+                grader=grader,
+                max_cost_usd=max_cost_usd,
+            )
         )
 
     async def agrade(
@@ -328,6 +339,7 @@ class LeveledRubric:
         conversation: Any = None,
         target: Target | None = None,
         grader: CriterionGrader | str | LLMJudge | Sequence[str | LLMJudge] = "local",
+        max_cost_usd: float | None = None,
     ) -> LeveledReport:
         """Async twin of `grade`."""
         if conversation is not None:
@@ -340,6 +352,7 @@ class LeveledRubric:
                 target=target,
                 grader=grader,
                 progress=False,
+                max_cost_usd=max_cost_usd,
             )
         elif target is not None:
             raise InputError("target= applies to a conversation; give conversation=")
@@ -347,7 +360,7 @@ class LeveledRubric:
             if not isinstance(submission, str):
                 raise InputError(f"submission must be a string, got {type(submission).__name__}")
             result = await self.agrade_many(
-                [submission], [query], [context], [reference], grader=grader, progress=False
+                [submission], [query], [context], [reference], grader=grader, progress=False, max_cost_usd=max_cost_usd
             )
         return result.reports[0].model_copy(update={"provenance": result.provenance})
 
@@ -362,12 +375,14 @@ class LeveledRubric:
         target: Target | None = None,
         grader: CriterionGrader | str | LLMJudge | Sequence[str | LLMJudge] = "local",
         progress: bool | Progress = True,
+        max_cost_usd: float | None = None,
     ) -> LeveledResult:
         """Grade every submission concurrently, or every conversation (`conversations=`: message lists or their
         JSON, each whole or on its last turn by `target`, with one context and reference per conversation); one
         report per submission or conversation, in order. For a conversation, the result's submission is the text
         judged (the transcript, or the last reply) and its query the last user message, as in
-        `CriterionGrader.grade_many`."""
+        `CriterionGrader.grade_many`. `max_cost_usd` is the run's budget: no call starts that could take the
+        spend past it; the dimensions left are recorded as not run (error `budget: ...`), never raised."""
         return run_sync(
             self.agrade_many(
                 submissions,
@@ -378,6 +393,7 @@ class LeveledRubric:
                 target=target,
                 grader=grader,
                 progress=progress,
+                max_cost_usd=max_cost_usd,
             )
         )
 
@@ -393,8 +409,9 @@ class LeveledRubric:
         grader: CriterionGrader | str | LLMJudge | Sequence[str | LLMJudge] = "local",
         progress: bool | Progress = True,
         session: CallSession | None = None,
+        max_cost_usd: float | None = None,
     ) -> LeveledResult:
-        """Async twin of `grade_many`; `session` lets a pipeline share its call limits."""
+        """Async twin of `grade_many`; `session` lets a pipeline share its call limits (and its budget)."""
         views: list[JudgedConversation | None] | None = None
         if conversations is not None:
             if submissions is not None or queries is not None:
@@ -425,7 +442,15 @@ class LeveledRubric:
         for judge in grader.judges:
             judge.check()
         return await self._agrade_items(
-            texts, columns["queries"], columns["contexts"], columns["references"], views, grader, progress, session
+            texts,
+            columns["queries"],
+            columns["contexts"],
+            columns["references"],
+            views,
+            grader,
+            progress,
+            session,
+            max_cost_usd,
         )
 
     async def _agrade_items(
@@ -438,11 +463,19 @@ class LeveledRubric:
         grader: CriterionGrader,
         progress: bool | Progress = False,
         session: CallSession | None = None,
+        max_cost_usd: float | None = None,
     ) -> LeveledResult:
         """Grade checked items (each with its conversation view, if any) through `grader._grade_item`, the path
         `CriterionGrader` takes; the pipeline's leveled stage calls this with its own items."""
         calls = len(texts) * len(grader.judges) * len(self)
-        async with run_scope(progress, calls, f"grading {len(self)} dimensions", session=session) as run:
+        async with run_scope(
+            progress,
+            calls,
+            f"grading {len(self)} dimensions",
+            session=session,
+            max_cost_usd=max_cost_usd,
+            makers=grader.judges,
+        ) as run:
             reports = await asyncio.gather(
                 *(
                     grader._grade_item(

@@ -146,15 +146,26 @@ class CriterionGrader:
         context: str | None = None,
         conversation: Any = None,
         target: Target | None = None,
+        max_cost_usd: float | None = None,
     ) -> RubricReport:
         """Grade one submission, or one `conversation` (messages in the OpenAI chat format, or their JSON): the
         whole of it, or its last turn in context with `target="last_turn"`; works in scripts and inside a running
         event loop.
 
-        `context` (e.g. retrieved documents) is shown to the judges beside the question.
+        `context` (e.g. retrieved documents) is shown to the judges beside the question. `max_cost_usd`: the
+        budget, as `grade_many`'s.
         """
         return run_sync(
-            self.agrade(rubric, submission, query, reference, context=context, conversation=conversation, target=target)
+            self.agrade(
+                rubric,
+                submission,
+                query,
+                reference,
+                context=context,
+                conversation=conversation,
+                target=target,
+                max_cost_usd=max_cost_usd,
+            )
         )
 
     async def agrade(
@@ -167,6 +178,7 @@ class CriterionGrader:
         context: str | None = None,
         conversation: Any = None,
         target: Target | None = None,
+        max_cost_usd: float | None = None,
     ) -> RubricReport:
         """Async twin of `grade`."""
         _check_rubric(rubric)
@@ -186,7 +198,7 @@ class CriterionGrader:
                 check_encodable(name, None, text)
         for judge in self.judges:
             judge.check()
-        async with run_scope() as run:
+        async with run_scope(max_cost_usd=max_cost_usd, makers=self.judges) as run:
             report = await self._grade_item(
                 rubric, submission, query, reference, run.session, run.progress, context, view
             )
@@ -205,10 +217,12 @@ class CriterionGrader:
         conversation_col: str | None = None,
         target: Target | None = None,
         progress: bool | Progress = True,
+        max_cost_usd: float | None = None,
     ) -> GradingResult:
         """Grade every row of `data` (a DataFrame, or a list of submissions) concurrently; or every conversation
         (`conversations=`, or `data` with a `conversation_col` of message lists or their JSON), whole or on its
-        last turn (`target`)."""
+        last turn (`target`). `max_cost_usd` is the run's budget: no call starts that could take the spend past
+        it; the criteria left are recorded as not run (error `budget: ...`), never raised."""
         return run_sync(
             self.agrade_many(
                 rubric,
@@ -221,6 +235,7 @@ class CriterionGrader:
                 conversation_col=conversation_col,
                 target=target,
                 progress=progress,
+                max_cost_usd=max_cost_usd,
             )
         )
 
@@ -237,6 +252,7 @@ class CriterionGrader:
         conversation_col: str | None = None,
         target: Target | None = None,
         progress: bool | Progress = True,
+        max_cost_usd: float | None = None,
     ) -> GradingResult:
         """Async twin of `grade_many`."""
         _check_rubric(rubric)
@@ -246,7 +262,9 @@ class CriterionGrader:
         for judge in self.judges:
             judge.check()
         calls = len(submissions) * len(self.judges) * len(rubric)
-        async with run_scope(progress, calls, f"grading {len(rubric)} criteria") as run:
+        async with run_scope(
+            progress, calls, f"grading {len(rubric)} criteria", max_cost_usd=max_cost_usd, makers=self.judges
+        ) as run:
             reports = await asyncio.gather(
                 *(
                     self._grade_item(

@@ -11,7 +11,7 @@ import pandas as pd
 
 from .._errors import InputError
 from .._review import ReviewPolicy, failure_kind, review_table
-from .._saved import Dump, Keepable, mean_or_nan, plain, usage_of
+from .._saved import Dump, Keepable, mean_or_nan, not_run_count, noted_html, plain, usage_of
 from ..agreement import fleiss_kappa, judge_vs_truth, krippendorff_alpha
 from ..engine import Usage
 from ._criterion import Criterion
@@ -92,7 +92,10 @@ class GradingResult(Keepable):
     def _dump(self) -> Dump:
         """The rubric and criteria (state), the reports as records, the ground truth as a table; the headline is
         the mean score, overall and per judge."""
-        metrics = {"mean_score": mean_or_nan(r.score for r in self.reports)}
+        metrics = {
+            "mean_score": mean_or_nan(r.score for r in self.reports),
+            "not_run": not_run_count(v.error for v in self.vote_list),
+        }
         for judge in self.judge_ids:
             metrics[f"mean_score/{judge}"] = mean_or_nan(r.judge_scores.get(judge) for r in self.reports)
         texts = [
@@ -278,8 +281,13 @@ class GradingResult(Keepable):
 
         return confusion_chart(self, criterion)
 
+    @property
+    def not_run(self) -> int:
+        """How many criterion votes the run's budget (`max_cost_usd`) left unjudged (error `budget: ...`)."""
+        return not_run_count(v.error for v in self.vote_list)
+
     def _repr_html_(self) -> str:
-        return self.to_df()._repr_html_()
+        return noted_html(self.to_df(), (v.error for v in self.vote_list))
 
 
 def _safe(metric: Any, *args: Any, **kwargs: Any) -> float:

@@ -278,10 +278,13 @@ class LLMJudge:
         reference_col: str | None = None,
         target: Target | None = None,
         progress: bool | Progress = True,
+        max_cost_usd: float | None = None,
     ) -> JudgeResult:
         """Score every response, or every conversation (`conversations=`, or `data=` with `conversation_col=`:
         message lists in the OpenAI chat format or their JSON) under `target` ("last_turn", "whole",
-        "each_turn"; default: `default_target`); works in scripts and inside a running event loop (Jupyter)."""
+        "each_turn"; default: `default_target`); works in scripts and inside a running event loop (Jupyter).
+        `max_cost_usd` is the run's budget: no call starts that could take the spend past it, and the items
+        left are recorded as not run (error `budget: ...`), never raised."""
         return run_sync(
             self.ascore(
                 prompts,
@@ -295,6 +298,7 @@ class LLMJudge:
                 reference_col=reference_col,
                 target=target,
                 progress=progress,
+                max_cost_usd=max_cost_usd,
             )
         )
 
@@ -312,6 +316,7 @@ class LLMJudge:
         reference_col: str | None = None,
         target: Target | None = None,
         progress: bool | Progress = True,
+        max_cost_usd: float | None = None,
     ) -> JudgeResult:
         """Async twin of `score`."""
         items = judged_items(
@@ -328,7 +333,9 @@ class LLMJudge:
             default_target=self.default_target,
         )
         self.check()
-        async with run_scope(progress, len(items), f"judging ({self.display_name})") as run:
+        async with run_scope(
+            progress, len(items), f"judging ({self.display_name})", max_cost_usd=max_cost_usd, makers=[self]
+        ) as run:
             votes = await self.ajudge(items, run.session, run.progress)
         return JudgeResult(items=items, vote_list=votes, judge=self.display_name, provenance=provenance(self))
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._errors import ConfigurationError, InputError
+from .._failures import is_not_run
 from .._progress import Progress
 from .._records import Item, Vote, build_items, judged_items
 from .._run import run_scope
@@ -144,9 +145,12 @@ class LLMPanel:
         reference_col: str | None = None,
         target: Target | None = None,
         progress: bool | Progress = True,
+        max_cost_usd: float | None = None,
     ) -> PanelResult:
         """Every judge scores every response, or every conversation under `target` (as `LLMJudge.score`); works
-        in scripts and inside a running loop (Jupyter)."""
+        in scripts and inside a running loop (Jupyter). `max_cost_usd` is the run's budget over every judge: no
+        call starts that could take the spend past it, and the votes left are recorded as not run (error
+        `budget: ...`; `summary()` counts them), never raised."""
         return run_sync(
             self.ascore(
                 prompts,
@@ -160,6 +164,7 @@ class LLMPanel:
                 reference_col=reference_col,
                 target=target,
                 progress=progress,
+                max_cost_usd=max_cost_usd,
             )
         )
 
@@ -177,6 +182,7 @@ class LLMPanel:
         reference_col: str | None = None,
         target: Target | None = None,
         progress: bool | Progress = True,
+        max_cost_usd: float | None = None,
     ) -> PanelResult:
         """Async twin of `score`."""
         items = judged_items(
@@ -193,14 +199,25 @@ class LLMPanel:
             default_target=self.default_target,
         )
         self.check()
-        return await self.ascore_items(items, None, progress)
+        return await self.ascore_items(items, None, progress, max_cost_usd)
 
     async def ascore_items(
-        self, items: list[Item], session: CallSession | None, progress: bool | Progress
+        self,
+        items: list[Item],
+        session: CallSession | None,
+        progress: bool | Progress,
+        max_cost_usd: float | None = None,
     ) -> PanelResult:
-        """Score checked items, in a run of their own or within a caller's `session`."""
+        """Score checked items, in a run of their own (with its budget) or within a caller's `session`."""
         total = len(items) * len(self.judges)
-        async with run_scope(progress, total, f"panel of {len(self.judges)} judges", session=session) as run:
+        async with run_scope(
+            progress,
+            total,
+            f"panel of {len(self.judges)} judges",
+            session=session,
+            max_cost_usd=max_cost_usd,
+            makers=[self],
+        ) as run:
             per_judge = await asyncio.gather(
                 *(judge.ajudge(items, run.session, run.progress, name) for judge, name in zip(self.judges, self.names))
             )
@@ -222,10 +239,15 @@ class LLMPanel:
         llm: str | Generator = "local",
         *,
         progress: bool | Progress = True,
+        max_cost_usd: float | None = None,
         **generation_kwargs: Any,
     ) -> PanelResult:
-        """Generate a response to every prompt with `llm`, then score them (uqlm's generate_and_score)."""
-        return run_sync(self.agenerate_and_score(prompts, llm, progress=progress, **generation_kwargs))
+        """Generate a response to every prompt with `llm`, then score them (uqlm's generate_and_score).
+        `max_cost_usd` is one budget over the generations and the judgments: a prompt whose generation was not
+        run is scored NaN with the error `budget: ...`."""
+        return run_sync(
+            self.agenerate_and_score(prompts, llm, progress=progress, max_cost_usd=max_cost_usd, **generation_kwargs)
+        )
 
     async def agenerate_and_score(
         self,
@@ -233,6 +255,7 @@ class LLMPanel:
         llm: str | Generator = "local",
         *,
         progress: bool | Progress = True,
+        max_cost_usd: float | None = None,
         **generation_kwargs: Any,
     ) -> PanelResult:
         """Async twin of `generate_and_score`. Prompts whose generation failed are scored NaN with the error."""
@@ -241,15 +264,23 @@ class LLMPanel:
         build_items(prompts, [""] * len(list(prompts)))  # validates the prompts
         generator = llm if isinstance(llm, Generator) else Generator(llm, **generation_kwargs)
         self.check()
-        async with run_scope(progress, len(prompts), f"generating ({generator.model})") as run:
+        async with run_scope(
+            progress,
+            len(prompts),
+            f"generating ({generator.model})",
+            max_cost_usd=max_cost_usd,
+            makers=[self, generator],
+        ) as run:
             generated = await generator.agenerate(list(prompts), run.session, run.progress)
         ok = [i for i, (text, _) in enumerate(generated) if text is not None]
-        if not ok:
+        if not ok and not any(is_not_run(error) for _, error in generated):
             raise InputError(f"every generation failed; first error: {generated[0][1]}")
-        scored = await self.ascore_items(
-            [Item(prompt=prompts[i], response=generated[i][0] or "") for i in ok], run.session, progress
-        )
-        votes = [v.model_copy(update={"item": ok[v.item]}) for v in scored.vote_list]
+        votes: list[Vote] = []
+        if ok:
+            scored = await self.ascore_items(
+                [Item(prompt=prompts[i], response=generated[i][0] or "") for i in ok], run.session, progress
+            )
+            votes = [v.model_copy(update={"item": ok[v.item]}) for v in scored.vote_list]
         votes += [
             Vote(item=i, judge=name, score=float("nan"), error=error)
             for i, (text, error) in enumerate(generated)

@@ -11,7 +11,7 @@ import pandas as pd
 
 from .._records import Item, Vote, item_from_row, item_row
 from .._review import ReviewPolicy, failure_kind, review_table
-from .._saved import Dump, Keepable, mean_or_nan, record_columns, usage_of
+from .._saved import Dump, Keepable, mean_or_nan, not_run_count, noted_html, record_columns, usage_of
 from ..engine import Usage
 from ._aggregate import aggregate
 from ._conversations import conversation_columns, conversation_table
@@ -82,7 +82,11 @@ class JudgeResult(Keepable):
             kind="judge",
             state={"judge": self.judge},
             records={"items": item_rows(self.items), "votes": record_columns(self.vote_list)},
-            metrics={"mean_score": mean_or_nan(v.score for v in self.vote_list), "failed": _failed(self.vote_list)},
+            metrics={
+                "mean_score": mean_or_nan(v.score for v in self.vote_list),
+                "failed": _failed(self.vote_list),
+                "not_run": not_run_count(v.error for v in self.vote_list),
+            },
             usage=usage_of(self.vote_list),
             judges=[self.judge],
             inputs=item_rows(self.items),
@@ -149,8 +153,13 @@ class JudgeResult(Keepable):
         """The scores in item order."""
         return [v.score for v in sorted(self.vote_list, key=lambda v: v.item)]
 
+    @property
+    def not_run(self) -> int:
+        """How many items the run's budget (`max_cost_usd`) left unjudged (their error says `budget: ...`)."""
+        return not_run_count(v.error for v in self.vote_list)
+
     def _repr_html_(self) -> str:
-        return self.to_df()._repr_html_()
+        return noted_html(self.to_df(), (v.error for v in self.vote_list), "items")
 
 
 def _failed(votes: Sequence[Vote]) -> int:
@@ -178,6 +187,7 @@ class PanelResult(Keepable):
         for judge in self.judges:
             metrics[f"mean_score/{judge}"] = mean_or_nan(v.score for v in self.vote_list if v.judge == judge)
         metrics["failed"] = _failed(self.vote_list)
+        metrics["not_run"] = not_run_count(v.error for v in self.vote_list)
         return Dump(
             kind=kind,
             state={"judges": list(self.judges), "weights": self.weights, "explaining": list(self.explaining)},
@@ -244,14 +254,21 @@ class PanelResult(Keepable):
         failed.insert(failed.columns.get_loc("error"), "kind", [failure_kind(e) for e in failed["error"]])
         return failed
 
+    @property
+    def not_run(self) -> int:
+        """How many votes the run's budget (`max_cost_usd`) left unjudged (their error says `budget: ...`)."""
+        return not_run_count(v.error for v in self.vote_list)
+
     def summary(self) -> pd.DataFrame:
-        """Per judge: mean score, failures, tokens, cost, median latency and cache hits."""
+        """Per judge: mean score, failures (of which `not_run`: left by the run's budget), tokens, cost, median
+        latency and cache hits."""
         votes = self.votes
         grouped = votes.groupby("judge", sort=False)
         return pd.DataFrame(
             {
                 "mean_score": grouped["score"].mean(),
                 "failed": grouped["error"].apply(lambda s: int(s.notna().sum())),
+                "not_run": grouped["error"].apply(not_run_count),
                 "prompt_tokens": grouped["prompt_tokens"].sum(),
                 "completion_tokens": grouped["completion_tokens"].sum(),
                 "cost_usd": grouped["cost_usd"].sum(min_count=1),
@@ -320,4 +337,4 @@ class PanelResult(Keepable):
         return panel_chart(self.votes, pd.DataFrame(_item_columns(self.items)), self.judges)
 
     def _repr_html_(self) -> str:
-        return self.to_df()._repr_html_()
+        return noted_html(self.to_df(), (v.error for v in self.vote_list))

@@ -17,12 +17,14 @@ from .._fence import fence
 from .._manipulation import manipulation_note
 from .._progress import Progress, counted
 from .._records import Item, Vote, build_conversation_items, build_items, judged_items
+from .._review import failure_kind
 from .._run import run_scope
 from .._runner import run_sync
 from .._saved import provenance
 from ..conversations import Target, check_target
 from ..conversations._render import JudgedConversation, history_block, judged_text, reply_block
 from ..engine import CallSession
+from ..engine._budget import BUDGET_KIND
 from ..scoring import CostEstimate, LLMJudge
 from ..scoring._conversations import conversation_columns
 from ..scoring._cost import estimate_calls, typical_completion_tokens
@@ -214,11 +216,22 @@ class SequentialRater:
         conversation: Any = None,
         target: Target | None = None,
         on_update: UpdateHook | None = None,
+        max_cost_usd: float | None = None,
     ) -> SequentialResult:
         """Rate one response, or one `conversation` (OpenAI chat messages or their JSON: its last turn in context,
-        or `target="whole"`); works in scripts and inside Jupyter. `on_update(snapshot)` runs after each judgment."""
+        or `target="whole"`); works in scripts and inside Jupyter. `on_update(snapshot)` runs after each judgment.
+        `max_cost_usd` is the run's budget: no judgment starts that could take the spend past it, and a rating
+        it stops ends with status "budget" and the interval it had reached."""
         return run_sync(
-            self.arate(prompt, response, reference, conversation=conversation, target=target, on_update=on_update)
+            self.arate(
+                prompt,
+                response,
+                reference,
+                conversation=conversation,
+                target=target,
+                on_update=on_update,
+                max_cost_usd=max_cost_usd,
+            )
         )
 
     async def arate(
@@ -230,6 +243,7 @@ class SequentialRater:
         conversation: Any = None,
         target: Target | None = None,
         on_update: UpdateHook | None = None,
+        max_cost_usd: float | None = None,
     ) -> SequentialResult:
         """Async twin of `rate`."""
         if conversation is not None:
@@ -244,7 +258,7 @@ class SequentialRater:
                 raise InputError("target= applies to a conversation; give conversation=")
             item = build_items([prompt], [response], [reference] if reference is not None else None)[0]  # type: ignore[list-item]  # checked there
         self._check()
-        async with run_scope() as run:
+        async with run_scope(max_cost_usd=max_cost_usd, makers=[self]) as run:
             result = await self._rate_item(0, item, run.session, on_update)
         return result.model_copy(update={"provenance": provenance(self)})
 
@@ -262,10 +276,12 @@ class SequentialRater:
         target: Target | None = None,
         on_update: UpdateHook | None = None,
         progress: bool | Progress = True,
+        max_cost_usd: float | None = None,
     ) -> SequentialFrame:
         """One sequential rating per item, all running concurrently; a DataFrame with `.results` and `.traces`.
         Conversations: `conversations=` or a DataFrame's `conversation_col`, judged under `target` (the last turn
-        by default; "each_turn" rates every turn, with conversation and turn columns)."""
+        by default; "each_turn" rates every turn, with conversation and turn columns). `max_cost_usd`: the
+        budget, as `rate`'s (each rating it stops has status "budget")."""
         return run_sync(
             self.arate_many(
                 prompts,
@@ -279,6 +295,7 @@ class SequentialRater:
                 target=target,
                 on_update=on_update,
                 progress=progress,
+                max_cost_usd=max_cost_usd,
             )
         )
 
@@ -296,6 +313,7 @@ class SequentialRater:
         target: Target | None = None,
         on_update: UpdateHook | None = None,
         progress: bool | Progress = True,
+        max_cost_usd: float | None = None,
     ) -> SequentialFrame:
         """Async twin of `rate_many`."""
         items = _items_from(
@@ -310,7 +328,13 @@ class SequentialRater:
             target,
         )
         self._check()
-        async with run_scope(progress, len(items), f"sequential rating ({method_name(self.rule)})") as run:
+        async with run_scope(
+            progress,
+            len(items),
+            f"sequential rating ({method_name(self.rule)})",
+            max_cost_usd=max_cost_usd,
+            makers=[self],
+        ) as run:
             rated = (
                 counted(run.progress, self._rate_item(i, item, run.session, on_update)) for i, item in enumerate(items)
             )
@@ -403,7 +427,9 @@ class SequentialRater:
             finally:
                 for task in tasks:
                     task.cancel()
-            if run.consecutive_failures >= self.max_consecutive_failures:
+            if run.not_run:
+                status = "budget"
+            elif run.consecutive_failures >= self.max_consecutive_failures:
                 status = "failed"
         result = run.result(status)
         if on_update is not None:
@@ -428,6 +454,7 @@ class _Run:
         self.failures = 0
         self.consecutive_failures = 0
         self.last_error: str | None = None
+        self.not_run = False  # a judgment the run's budget did not allow: the rating stops there
 
     def decide(self) -> str:
         """'running' (and how many to draw, in `wanted`), 'converged' or 'max_samples'."""
@@ -455,6 +482,7 @@ class _Run:
             self.failures += 1
             self.consecutive_failures += 1
             self.last_error = vote.error or "the judge returned no score"
+            self.not_run = self.not_run or failure_kind(self.last_error) == BUDGET_KIND
         mean, low, high = self._interval()
         self.rows.append(
             {
@@ -504,7 +532,7 @@ class _Run:
             alpha=target.alpha,
             target_half_width=target.d,
             failures=self.failures,
-            error=self.last_error if status == "failed" else None,
+            error=self.last_error if status in ("failed", "budget") else None,
             trace=trace,
         )
 

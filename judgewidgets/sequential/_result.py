@@ -34,7 +34,7 @@ TRACE_COLUMNS = [
     "waited_s",
 ]
 
-Status = Literal["running", "converged", "max_samples", "failed"]
+Status = Literal["running", "converged", "max_samples", "failed", "budget"]
 
 
 def empty_trace() -> pd.DataFrame:
@@ -42,7 +42,8 @@ def empty_trace() -> pd.DataFrame:
 
 
 class SequentialResult(BaseModel, Keepable):
-    """One item's sequential rating. `status`: converged (precise enough), max_samples, failed, or running.
+    """One item's sequential rating. `status`: converged (precise enough), max_samples, failed, budget (stopped
+    where the run's `max_cost_usd` allowed no further judgment: the interval is what it had reached), or running.
 
     `trace` has one row per judgment drawn, in arrival order: the judge and prompt variant that gave it, its
     `value` on the rating scale (NaN for a failed call, then `counted` is False and `error` says why), and the
@@ -122,6 +123,11 @@ class SequentialResult(BaseModel, Keepable):
     def __str__(self) -> str:
         if self.status == "failed":
             return f"rating failed after {self.failures} failed calls ({self.n} counted): {self.error}"
+        if self.status == "budget":
+            return (
+                f"{self.mean:.3f} ± {self.half_width:.3f} after {self.n} judgments, stopped short of the target "
+                f"± {self.target_half_width:.3f}: {self.error}"
+            )
         return (
             f"{self.mean:.3f} ± {self.half_width:.3f} after {self.n} judgments ({self.status}; "
             f"target ± {self.target_half_width:.3f} at {1 - self.alpha:.0%})"

@@ -81,6 +81,10 @@ def test_rubric_from_a_variable(ip) -> None:  # type: ignore[no-untyped-def]
         ("--aggregation weighted_avg", CELL, "weighted_avg needs --weights"),
         ("--weights 1", CELL, "1 weights given for 2 judges"),
         ("--mode rubric", CELL, "needs --rubric"),
+        ("--max-cost-usd -1", CELL, "--max-cost-usd: max_cost_usd must be a number of dollars >= 0"),
+        ("--max-cost-usd nan", CELL, "--max-cost-usd: max_cost_usd must be a number of dollars >= 0"),
+        ("--max-cost-usd lots", CELL, "invalid float value"),
+        ("--max-cost-usd 1", CELL, "litellm has no price for model 'openai/a'"),
     ],
 )
 def test_bad_options_raise_usage_error(ip, line: str, cell: str, message: str) -> None:  # type: ignore[no-untyped-def]
@@ -89,6 +93,19 @@ def test_bad_options_raise_usage_error(ip, line: str, cell: str, message: str) -
             ip.run_cell_magic("judge", line, cell)
         else:
             ip.run_line_magic("judge", line)
+
+
+@pytest.mark.filterwarnings("ignore:rows .* have no score:RuntimeWarning")
+def test_a_budget_shows_the_items_not_run_and_a_rerun_pays_only_for_them(  # type: ignore[no-untyped-def]
+    ip, server: OpenAITestServer
+) -> None:
+    cell = "".join(f"prompt: What is {i} + {i}?\nresponse: {2 * i}.\n\n" for i in range(6))
+    before = server.stats.total
+    ip.run_cell_magic("judge", "--judges openai/gpt-4o-mini --max-cost-usd 0 --out r --no-chart", cell)
+    assert server.stats.total == before and ip.user_ns["r"].not_run == 6
+    assert "6 of 6 votes not run" in ip.user_ns["r"]._repr_html_()
+    ip.run_cell_magic("judge", "--judges openai/gpt-4o-mini --max-cost-usd 1 --out r --no-chart", cell)
+    assert server.stats.total == before + 6 and ip.user_ns["r"].not_run == 0
 
 
 def test_config_traitlets(ip) -> None:  # type: ignore[no-untyped-def]
