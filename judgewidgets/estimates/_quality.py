@@ -336,35 +336,20 @@ def _active_estimate(
     active = weighted_ppi_mean(y_all, f, w, lam, small_sample=small_sample, corners=corners)
     labels = weighted_ppi_mean(y_all, f, w, 0.0, small_sample=small_sample, corners=corners)
     judge = judge_mean(f, small_sample=small_sample)
-    if np.ptp(y) == 0 and not corners:
-        notes.append(
-            f"all {n} labels are {y[0]:g}: an interval from a normal approximation cannot see a rate it has not "
-            "observed and is too narrow; label more items"
-        )
-    active_var, labels_var = float(active.se) ** 2, float(labels.se) ** 2
-    effective = n * labels_var / active_var if active_var > 0 else float(n if labels_var == 0 else np.inf)
-    low, high = active.interval(confidence)
-    return QualityEstimate(
-        metric=metric,
-        confidence=confidence,
-        estimate=float(active.estimate),
-        low=float(low),
-        high=float(high),
-        judge_only=_triple(judge, confidence),
-        labels_only=_triple(labels, confidence),
-        n_items=len(f),
-        n_labelled=n,
-        effective_labels=effective,
-        lam=float(active.lam),
-        small_sample=small_sample,
-        pass_threshold=threshold if metric == "pass_rate" else None,
-        notes=tuple(notes),
+    return _assemble(
+        metric,
+        confidence,
+        active,
+        labels,
+        judge,
+        y,
+        len(f),
+        small_sample,
+        threshold,
+        notes,
         estimator=ACTIVE,
         plan=plan.id,
         n_by_hand=by_hand,
-        se=float(active.se),
-        se_fixed=float(active.fixed),
-        df=None if active.df is None else float(np.asarray(active.df)),
     )
 
 
@@ -391,37 +376,56 @@ def _estimate(
         ppi = ppi_mean(y, f_labelled, f_unlabelled, lam=0.0, small_sample=small_sample, corners=corners)
     else:
         ppi = ppi_mean(y, f_labelled, f_unlabelled, small_sample=small_sample, corners=corners)
-    if np.ptp(y) == 0 and not corners:
-        notes.append(
-            f"all {n} labels are {y[0]:g}: an interval from a normal approximation cannot see a rate it has not "
-            "observed and is too narrow; label more items"
-        )
     if not corners and n and np.allclose(y, f_labelled):
         notes.append(
             f"the judge's score equals the label on all {n} labelled items: the interval cannot see errors rarer "
             f"than about 3/{n} of items; label more to rule them out"
         )
-    ppi_var, labels_var = float(ppi.se) ** 2, float(labels.se) ** 2
-    effective = n * labels_var / ppi_var if ppi_var > 0 else float(n if labels_var == 0 else np.inf)
-    low, high = ppi.interval(confidence)
+    return _assemble(metric, confidence, ppi, labels, judge, y, n + len(f_unlabelled), small_sample, threshold, notes)
+
+
+def _assemble(
+    metric: Metric,
+    confidence: float,
+    chosen: MeanEstimate,
+    labels: MeanEstimate,
+    judge: MeanEstimate,
+    y: np.ndarray,
+    n_items: int,
+    small_sample: bool,
+    threshold: float,
+    notes: list[str],
+    **fields: Any,
+) -> QualityEstimate:
+    """The estimate `chosen` (PPI++ or active PPI++) beside the labels' and the judge's, with what it was worth."""
+    n = len(y)
+    if np.ptp(y) == 0 and not (small_sample and metric != "mean"):
+        notes.append(
+            f"all {n} labels are {y[0]:g}: an interval from a normal approximation cannot see a rate it has not "
+            "observed and is too narrow; label more items"
+        )
+    chosen_var, labels_var = float(chosen.se) ** 2, float(labels.se) ** 2
+    effective = n * labels_var / chosen_var if chosen_var > 0 else float(n if labels_var == 0 else np.inf)
+    low, high = chosen.interval(confidence)
     return QualityEstimate(
         metric=metric,
         confidence=confidence,
-        estimate=float(ppi.estimate),
+        estimate=float(chosen.estimate),
         low=float(low),
         high=float(high),
         judge_only=_triple(judge, confidence),
         labels_only=_triple(labels, confidence),
-        n_items=n + len(f_unlabelled),
+        n_items=n_items,
         n_labelled=n,
         effective_labels=effective,
-        lam=float(ppi.lam),
+        lam=float(chosen.lam),
         small_sample=small_sample,
         pass_threshold=threshold if metric == "pass_rate" else None,
         notes=tuple(notes),
-        se=float(ppi.se),
-        se_fixed=float(ppi.fixed),
-        df=None if ppi.df is None else float(np.asarray(ppi.df)),
+        se=float(chosen.se),
+        se_fixed=float(chosen.fixed),
+        df=None if chosen.df is None else float(np.asarray(chosen.df)),
+        **fields,
     )
 
 
