@@ -112,10 +112,6 @@ class LabelPlan(Keepable):
         """The judge's verdicts on the metric's scale (what the estimate uses), on the items' ids."""
         return pd.Series(self.table["score"].to_numpy(), index=pd.Index(self.table["item"]), name="score")
 
-    def is_drawn(self, item: Hashable) -> bool:
-        drawn = self.table.loc[self.table["item"] == item, "drawn"]
-        return bool(drawn.iloc[0]) if len(drawn) else False
-
     def with_budget(self, budget: int) -> LabelPlan:
         """The same plan for another budget: the same seed, uncertainty and share spread evenly, so a larger one
         keeps these drawn items, in the same order, and adds the next ones (unless an item's probability reaches
