@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 import os
 import warnings
-import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +14,7 @@ import pandas as pd
 
 from .._errors import InputError
 from ._kinds import LabelKind
-from ._store import LABEL_COLUMNS, LabelRecord, LabelStore, content_key, open_store
+from ._store import LABEL_COLUMNS, LabelRecord, LabelStore, Listeners, content_key, open_store
 
 if TYPE_CHECKING:
     from ..estimates import LabelPlan, QualityEstimate
@@ -111,7 +110,7 @@ class LabelQueueModel:
         self.aside: int | None = None  # a row shown outside the queue, to label by hand
         first = self.next_unlabelled(start=0)
         self.position = 0 if first is None else first
-        self._listeners: list[weakref.ref[Any] | Callable[[], None]] = []
+        self._listeners = Listeners()
         self._holding = False  # inside label(): tell listeners once it has moved on, not midway
         self.store.subscribe(self._store_changed)
 
@@ -265,21 +264,11 @@ class LabelQueueModel:
     def subscribe(self, callback: Callable[[], None]) -> None:
         """Call `callback()` after every label or clear written through the store (held weakly when a bound
         method)."""
-        if hasattr(callback, "__self__") and hasattr(callback, "__func__"):
-            self._listeners.append(weakref.WeakMethod(callback))
-        else:
-            self._listeners.append(callback)
+        self._listeners.add(callback)
 
     def _store_changed(self, record: LabelRecord | None = None) -> None:
-        if self._holding:
-            return
-        alive: list[weakref.ref[Any] | Callable[[], None]] = []
-        for listener in self._listeners:
-            callback = listener() if isinstance(listener, weakref.ref) else listener
-            if callback is not None:
-                alive.append(listener)
-                callback()
-        self._listeners = alive
+        if not self._holding:
+            self._listeners.call()
 
     def move(self, step: int) -> None:
         """Go `step` items forward (negative: back), wrapping around (from an item shown outside the queue: back

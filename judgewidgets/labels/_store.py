@@ -37,10 +37,42 @@ try:
 except ImportError:  # pragma: no cover - Windows: no flock; appends are single O_APPEND writes, unlocked
     fcntl = None  # type: ignore[assignment]  # typeshed types `fcntl` as a module on every platform
 
-__all__ = ["LabelRecord", "LabelStore", "LabelsView", "content_key", "default_who", "item_key", "open_store"]
+__all__ = [
+    "LabelRecord",
+    "LabelStore",
+    "LabelsView",
+    "Listeners",
+    "content_key",
+    "default_who",
+    "item_key",
+    "open_store",
+]
 
 LABEL_COLUMNS = ["item", "label", "who", "when"]
 _READ_CHUNK = 1 << 20
+
+
+class Listeners:
+    """Callbacks to call when something changed; a bound method is held weakly, so a widget that is gone is
+    neither kept alive nor called."""
+
+    def __init__(self) -> None:
+        self._entries: list[weakref.ref[Any] | Callable[..., None]] = []
+
+    def add(self, callback: Callable[..., None]) -> None:
+        if hasattr(callback, "__self__") and hasattr(callback, "__func__"):
+            self._entries.append(weakref.WeakMethod(callback))
+        else:
+            self._entries.append(callback)
+
+    def call(self, *args: Any) -> None:
+        alive = []
+        for entry in self._entries:
+            callback = entry() if isinstance(entry, weakref.ref) else entry
+            if callback is not None:
+                alive.append(entry)
+                callback(*args)
+        self._entries = alive
 
 
 class LabelRecord(BaseModel):
@@ -139,7 +171,7 @@ class LabelStore:
         self.who = who or default_who()
         self.skipped: list[int] = []  # line numbers (from 1) of the lines that held no record
         self.problems: list[str] = []  # why each skipped line was skipped
-        self._listeners: list[weakref.ref[Any] | Callable[[LabelRecord], None]] = []
+        self._listeners = Listeners()
         self._records: list[LabelRecord] = []
         self._latest: dict[str, LabelRecord] = {}
         self._offset = 0  # bytes read so far: every whole line before it
@@ -219,20 +251,7 @@ class LabelStore:
     def subscribe(self, callback: Callable[[LabelRecord], None]) -> None:
         """Call `callback(record)` after each label or clear written through this store. A bound method is held
         weakly (a widget that is gone is not kept alive by its store)."""
-        if hasattr(callback, "__self__") and hasattr(callback, "__func__"):
-            self._listeners.append(weakref.WeakMethod(callback))
-        else:
-            self._listeners.append(callback)
-
-    def _notify(self, record: LabelRecord) -> None:
-        alive: list[weakref.ref[Any] | Callable[[LabelRecord], None]] = []
-        for listener in self._listeners:
-            callback = listener() if isinstance(listener, weakref.ref) else listener
-            if callback is None:
-                continue
-            alive.append(listener)
-            callback(record)
-        self._listeners = alive
+        self._listeners.add(callback)
 
     def _write(self, record: LabelRecord) -> LabelRecord:
         line = (record.model_dump_json(exclude_defaults=True) + "\n").encode()
@@ -242,7 +261,7 @@ class LabelStore:
             if self.path is None:
                 self._take(record)
         self.refresh()  # reads this record back, with any other writer's before it
-        self._notify(record)
+        self._listeners.call(record)
         return record
 
     def _append(self, line: bytes) -> None:
