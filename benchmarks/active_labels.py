@@ -57,7 +57,7 @@ import pandas as pd
 
 import judgewidgets as jw
 from judgewidgets.estimates import MeanEstimate, ppi_mean, weighted_ppi_mean
-from judgewidgets.estimates._plan import draw_order, plan_probabilities
+from judgewidgets.labels._plan import draw_order, plan_probabilities
 
 CONFIDENCE = 0.95
 TARGET_COVERAGE = 0.93

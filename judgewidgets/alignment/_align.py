@@ -14,6 +14,7 @@ from .._errors import ConfigurationError, InputError
 from .._progress import NoProgress, Progress
 from .._run import run_scope
 from ..engine import CallSession
+from ..labels._plan import LabelPlan, check_plan_labels
 from ._crossfit import Candidate, choose, crossfit, hit_rate, make_folds, nested_predictions, train_rows
 from ._examples import choose_examples
 from ._labels import LabelKind, Labels, infer_kind, read_labels
@@ -471,9 +472,6 @@ def plan_weights(labelled: Any, label: str, plan: Any) -> np.ndarray | None:
     the plan's items or its labels were drawn by another plan."""
     if plan is None:
         return None
-    from ..estimates import LabelPlan
-    from ..estimates._quality import check_plan_labels
-
     if not isinstance(plan, LabelPlan):
         raise InputError(f"plan must be the LabelPlan that chose the labelled items, got {type(plan).__name__}")
     if not isinstance(labelled, pd.DataFrame):

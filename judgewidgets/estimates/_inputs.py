@@ -11,10 +11,10 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigurationError, InputError
+from ..labels._plan import Metric
 from ..pairwise import PairwiseResult, PanelComparison
 from ..scoring import JudgeResult, PanelResult
 
-Metric = Literal["mean", "pass_rate", "win_rate"]
 METRICS: tuple[str, ...] = ("mean", "pass_rate", "win_rate")
 Role = Literal["judge", "label"]
 

@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from .._errors import InputError
 from .._ppi import MeanEstimate, critical_value, judge_mean, labels_mean, ppi_mean, weighted_ppi_mean
 from .._saved import Dump, Keepable, plain
+from ..labels._plan import LabelPlan, check_plan_labels
 from ._inputs import Metric, check_options, check_unique, encode, few, judge_series, label_series
-from ._plan import LabelPlan
 
 if TYPE_CHECKING:
     import altair as alt
@@ -243,19 +243,6 @@ def estimate_quality(
     return _active_estimate(
         metric, float(confidence), y, f_labelled, weights, f_unlabelled, small_sample, threshold, notes, plan, by_hand
     )
-
-
-def check_plan_labels(human_labels: Any, plan: LabelPlan | None) -> None:
-    """InputError when a labels table says its labels were drawn by another plan than `plan` (a `plan` column,
-    as `LabelQueue.labels` has)."""
-    if plan is None or not isinstance(human_labels, pd.DataFrame) or "plan" not in human_labels.columns:
-        return
-    others = sorted({str(p) for p in human_labels["plan"].dropna()} - {plan.id})
-    if others:
-        raise InputError(
-            f"these labels were drawn by plan {', '.join(others)}, not by plan {plan.id}: pass the plan they were "
-            "drawn by"
-        )
 
 
 def _drawn_labels(labels: pd.Series, plan: LabelPlan, scores: pd.Series, notes: list[str]) -> tuple[pd.Series, int]:

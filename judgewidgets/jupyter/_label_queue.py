@@ -8,9 +8,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._errors import InputError
-from ..estimates import LabelPlan
+from ..estimates import estimate_quality
 from ..labels import LabelQueueModel, LabelStore
 from ..labels._kinds import LabelValue
+from ..labels._plan import LabelPlan
 from ._explorer import _score
 
 _HIDDEN = "<p><i>The judges' verdicts stay hidden until you have labelled this item.</i></p>"
@@ -48,7 +49,16 @@ class LabelQueue:
         import ipywidgets as w
 
         self.model = LabelQueueModel(
-            data, kind, store, scale=scale, order=order, seed=seed, plan=plan, target_width=target_width, **columns
+            data,
+            kind,
+            store,
+            scale=scale,
+            order=order,
+            seed=seed,
+            plan=plan,
+            target_width=target_width,
+            estimator=estimate_quality,
+            **columns,
         )
         hint = f"type {self.model.kind.describe()}, then Enter (> next, < previous, c clear, go <item>)"
         self.typed = w.Text(

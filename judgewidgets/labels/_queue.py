@@ -7,19 +7,17 @@ import math
 import os
 import warnings
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
 
 from .._errors import InputError
 from ._kinds import LabelKind
+from ._plan import LabelPlan, Metric
 from ._store import LABEL_COLUMNS, LabelRecord, LabelStore, Listeners, content_key, open_store
 
-if TYPE_CHECKING:
-    from ..estimates import LabelPlan, QualityEstimate
-
-__all__ = ["LabelQueueModel", "as_frame"]
+__all__ = ["IntervalSoFar", "LabelQueueModel", "QualityEstimator", "as_frame"]
 
 # What the queue shows of an item, by kind; the optional fields may be missing from the data.
 _FIELDS = {
@@ -32,6 +30,48 @@ NEXT, PREVIOUS, CLEAR = (">", "n", "next"), ("<", "previous"), ("c", "clear")
 PLAN_COLUMNS = ["plan", "probability"]
 READOUT_AFTER = 5  # labels of a plan's items before the queue shows an interval (fewer: t quantiles of 1–2 df)
 PROJECT_AFTER = 10  # ... and before it projects the labels still needed
+
+
+class IntervalSoFar(Protocol):
+    """What the queue reads from an estimate (a `jw.QualityEstimate`)."""
+
+    @property
+    def metric(self) -> str: ...
+
+    @property
+    def estimate(self) -> float: ...
+
+    @property
+    def low(self) -> float: ...
+
+    @property
+    def high(self) -> float: ...
+
+    @property
+    def width(self) -> float: ...
+
+    @property
+    def confidence(self) -> float: ...
+
+    @property
+    def n_labelled(self) -> int: ...
+
+    def labels_needed(self, target_width: float) -> int | None: ...
+
+
+class QualityEstimator(Protocol):
+    """How the queue turns labels into an interval: `jw.estimate_quality` (the queue sits below the estimates,
+    which read judges' results, so the widget hands it in)."""
+
+    def __call__(
+        self,
+        judge_scores: pd.Series,
+        human_labels: pd.Series,
+        metric: Metric,
+        *,
+        pass_threshold: float,
+        plan: LabelPlan,
+    ) -> IntervalSoFar: ...
 
 
 class LabelQueueModel:
@@ -47,8 +87,9 @@ class LabelQueueModel:
     (only those items are queued) or "active": the items a `jw.label_plan` drew (`plan=`), in its order, each
     label saved with the plan's id and the probability its item was drawn with. Any other item can still be
     labelled by hand (`label(value, row=...)`): saved without a probability, counted apart (`n_by_hand`), left
-    out of the active estimate. With a plan, `estimate()` is the quality estimate from the labels so far and
-    `readout()` says it, with the labels still needed to reach `target_width`. `store` is a path, a LabelStore,
+    out of the active estimate. With a plan and `estimator=jw.estimate_quality` (the widget passes it),
+    `estimate()` is the quality estimate from the labels so far and `readout()` says it, with the labels still
+    needed to reach `target_width`. `store` is a path, a LabelStore,
     or None (kept in memory). `subscribe(callback)` calls `callback()` after every label or clear written
     through the store, from here or anywhere else in this process (a widget redraws its counts).
 
@@ -76,6 +117,7 @@ class LabelQueueModel:
         who: str | None = None,
         plan: LabelPlan | None = None,
         target_width: float | None = None,
+        estimator: QualityEstimator | None = None,
     ) -> None:
         self.kind = LabelKind.of(kind, scale)
         self.frame = as_frame(data)
@@ -103,6 +145,7 @@ class LabelQueueModel:
         self.detail_cols = [c for c in self.frame.columns if c not in read and c not in self.verdict_cols]
         self.plan = self._check_plan(plan, order)
         self.target_width = _check_target_width(target_width, self.plan)
+        self.estimator = estimator
         self.store = open_store(store, self.kind.name, who)
         self._check_stored_labels()
         self.order = self._order("active" if self.plan is not None else order, seed)
@@ -174,8 +217,6 @@ class LabelQueueModel:
 
     def _check_plan(self, plan: LabelPlan | None, order: Any) -> LabelPlan | None:
         """The plan, checked against the data: its items are the data's index labels (InputError otherwise)."""
-        from ..estimates import LabelPlan
-
         if plan is None:
             if isinstance(order, str) and order == "active":
                 raise InputError("order='active' asks in a plan's order: give plan=jw.label_plan(result, budget=...)")
@@ -414,12 +455,10 @@ class LabelQueueModel:
 
     # --- the estimate so far (with a plan) -------------------------------------------------------------
 
-    def estimate(self) -> QualityEstimate | None:
+    def estimate(self) -> IntervalSoFar | None:
         """The quality estimate from the labels so far (active PPI++ on the plan's draw, the judge's verdicts from
-        the plan), or None without a plan or before 2 drawn items are labelled."""
-        from ..estimates import estimate_quality
-
-        if self.plan is None:
+        the plan), or None without a plan or an estimator, or before 2 drawn items are labelled."""
+        if self.plan is None or self.estimator is None:
             return None
         values = self._label_values()
         drawn = values[values.index.isin(self.plan.items)]
@@ -427,7 +466,7 @@ class LabelQueueModel:
             return None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            return estimate_quality(
+            return self.estimator(
                 self.plan.scores(),
                 values,
                 self.plan.metric,
@@ -439,6 +478,8 @@ class LabelQueueModel:
         """The interval so far and, with `target_width`, about how many more labels reach it."""
         if self.plan is None:
             return ""
+        if self.estimator is None:
+            return f"{self.plan.metric}: no interval (give estimator=jw.estimate_quality to see one)"
         estimate = self.estimate() if self._drawn_labelled() >= READOUT_AFTER else None
         if estimate is None:
             return f"{self.plan.metric}: the interval shows from {READOUT_AFTER} labels of the plan's items on"

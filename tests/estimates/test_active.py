@@ -10,7 +10,7 @@ import pytest
 
 import judgewidgets as jw
 from judgewidgets.estimates import ppi_mean, weighted_ppi_mean
-from judgewidgets.estimates._plan import draw_order, plan_probabilities
+from judgewidgets.labels._plan import draw_order, plan_probabilities
 
 SMALL_Y = np.array([1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 1.0])
 SMALL_F = np.array([0.9, 0.2, 0.7, 0.95, 0.4, 0.6, 0.1, 0.8, 0.3, 0.85, 0.5, 0.65])  # 12 items, the first 8 labelled

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import judgewidgets as jw
-from judgewidgets.estimates._plan import MIN_UNCERTAINTY, draw_order, plan_probabilities
+from judgewidgets.labels._plan import MIN_UNCERTAINTY, draw_order, plan_probabilities
 from judgewidgets.pairwise._records import OrderVerdict, PairwiseResult
 from judgewidgets.testing import ScriptedTransport
 

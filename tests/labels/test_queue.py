@@ -226,7 +226,7 @@ def _planned(n: int = 40) -> tuple[pd.DataFrame, jw.LabelPlan]:
 
 def test_an_active_queue_asks_for_the_plans_items_and_records_their_probabilities() -> None:
     data, plan = _planned()
-    model = LabelQueueModel(data, store=None, order="active", plan=plan)
+    model = LabelQueueModel(data, store=None, order="active", plan=plan, estimator=jw.estimate_quality)
     assert [model.frame.index[row] for row in model.order] == plan.items and model.n_items == 10
     assert model.name() == f"item {plan.items[0]}" and model.where() == "position 1 of 10"
     model.label("pass", advance=True)
@@ -246,6 +246,9 @@ def test_an_active_queue_asks_for_the_plans_items_and_records_their_probabilitie
     est = model.estimate()
     assert est is not None and est.plan == plan.id and est.n_labelled == 10 and est.n_by_hand == 1
     assert "interval" in model.readout()
+    # The queue sits below the estimates: without an estimator handed in, it says how to get the interval.
+    bare = LabelQueueModel(data, store=model.store, plan=plan)
+    assert bare.estimate() is None and "estimator=jw.estimate_quality" in bare.readout()
 
 
 def test_an_active_queue_refuses_a_missing_or_foreign_plan() -> None:
