@@ -11,7 +11,7 @@ Targets (issue 13): LLMBar Natural accuracy >= 80 % with positional agreement >=
 accuracy >= 50 %; median <= 1.0 s per pointwise judgment and <= 2.5 s per pair on Natural.
 
 `--commit-first` (issue 35) judges every set twice per method, as shipped and with `commit_first=True` (the judge
-answers each instruction first, one short sentence, and compares the responses against that answer; one answer per
+answers each instruction first, its short answer, and compares the responses against that answer; one answer per
 question for both presentations), and prints them side by side; the seconds then include the answers. Targets: no
 regression on LLMBar Natural (74 %) or PandaLM (63 %).
 """

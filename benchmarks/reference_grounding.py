@@ -64,7 +64,7 @@ the 1.5B judge accepts 100 for 1000 g, 360 for 3,600 s and 0 °F for 32 °F what
 
 Commit-first (`--commit-first`, issue 35): the same questions judged three ways side by side, per template
 (default true_false_uncertain and likert): *no reference*; *commit-first*, the judge's own model answering each
-question first (one short sentence, temperature 0; `--solver MODEL` names another) and grading against that
+question first (its short answer, temperature 0; `--solver MODEL` names another) and grading against that
 answer; *true reference*. Printed per setting: the measures above, the seconds per judgment with the answer's share
 included (the answer is made once per question, for its right and its wrong response), and the targets for
 commit-first without a reference: wrong answers' mean <= 0.3, >= 85 % of them <= 0.5, right answers' mean >= 0.8.

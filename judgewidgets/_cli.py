@@ -153,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument(
         "--commit-first",
         action="store_true",
-        help="for rows without a reference, a model first answers each question (one short sentence) and the judges "
+        help="for rows without a reference, a model first answers each question (a short answer) and the judges "
         "grade against that answer; a given reference always wins (see docs: it misleads where the model is wrong)",
     )
     score.add_argument(

@@ -182,8 +182,8 @@ class JudgeMagics(Magics):
 
         `{var}` in the cell body is replaced by the variable's value, as in other magics.
 
-        With `--commit-first`, the judge's own model first answers each question that has no reference (one short
-        sentence) and the judges grade against that answer; `--solver MODEL` names another model to answer. The
+        With `--commit-first`, the judge's own model first answers each question that has no reference (its short
+        answer) and the judges grade against that answer; `--solver MODEL` names another model to answer. The
         table then says where each reference came from (`reference_source`) and what was answered. In every mode:
         score, rubric (on the criteria about correctness), pairwise and tournament (one answer per question for
         both orders and all candidates), sequential.

@@ -87,7 +87,7 @@ class LLMJudge(CommitsFirst):
     `target` says what of a conversation is judged ("last_turn", "whole", "each_turn"; a call's own `target`
     wins); the default (None) is the template's (`Template.target`), else the last turn.
     `commit_first` (see `scoring._commit`): before grading an item without a reference, a model answers its
-    question (one short sentence, temperature 0, once per distinct question per run, cached) and the judge grades
+    question (its short answer, temperature 0, once per distinct question per run, cached) and the judge grades
     the response against that answer as its reference; a reference you give always wins. `solver` names who
     answers: None (the judge's own model), a model string, a `Generator` or a `Solver`; naming one turns
     commit-first on. The default (None) is `commit_first_default(model)`. Each vote records its
