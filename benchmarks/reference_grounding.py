@@ -186,17 +186,23 @@ def met(summary: dict[str, float]) -> dict[str, bool]:
     }
 
 
-def print_table(summaries: dict[tuple[str, str], dict[str, float]], n: int) -> None:
+def print_rows(summaries: dict[tuple[str, str], dict[str, float]], n: int, kind: str, seconds: str) -> None:
+    """One row per (template, `kind`): the measures, the failed calls and the seconds per judgment (`seconds`)."""
+    width = 15 if kind == "setting" else 7
     print(
-        f"\n{'template':22s} {'version':7s} {'right':>6s} {'wrong':>6s} {'wrong<=.5':>10s} {'right>=.5':>10s} "
+        f"\n{'template':22s} {kind:{width}s} {'right':>6s} {'wrong':>6s} {'wrong<=.5':>10s} {'right>=.5':>10s} "
         f"{'pairs':>9s} {'failed':>6s} {'s/judgment':>10s}"
     )
-    for (name, version), s in summaries.items():
+    for (name, label), s in summaries.items():
         pairs = round(s["pairs"] * n)
         print(
-            f"{name:22s} {version:7s} {s['right_mean']:6.2f} {s['wrong_mean']:6.2f} {s['wrong_low']:10.0%} "
-            f"{s['right_high']:10.0%} {pairs:>4d}/{n:<4d} {int(s['failed']):6d} {s['s_per_judgment']:10.2f}"
+            f"{name:22s} {label:{width}s} {s['right_mean']:6.2f} {s['wrong_mean']:6.2f} {s['wrong_low']:10.0%} "
+            f"{s['right_high']:10.0%} {pairs:>4d}/{n:<4d} {int(s['failed']):6d} {s[seconds]:10.2f}"
         )
+
+
+def print_table(summaries: dict[tuple[str, str], dict[str, float]], n: int) -> None:
+    print_rows(summaries, n, "version", "s_per_judgment")
     print(
         f"{'targets':30s} {'>=0.80':>6s} {'<=0.30':>6s} {'>=90%':>10s} {'>=90%':>10s} {f'{n}/{n}':>9s}"
         "   (s/judgment nan: every call came from the cache)"
@@ -210,16 +216,7 @@ def print_table(summaries: dict[tuple[str, str], dict[str, float]], n: int) -> N
 
 
 def print_commit_table(summaries: dict[tuple[str, str], dict[str, float]], n: int) -> None:
-    print(
-        f"\n{'template':22s} {'setting':15s} {'right':>6s} {'wrong':>6s} {'wrong<=.5':>10s} {'right>=.5':>10s} "
-        f"{'pairs':>9s} {'failed':>6s} {'s/judgment':>10s}"
-    )
-    for (name, setting), s in summaries.items():
-        pairs = round(s["pairs"] * n)
-        print(
-            f"{name:22s} {setting:15s} {s['right_mean']:6.2f} {s['wrong_mean']:6.2f} {s['wrong_low']:10.0%} "
-            f"{s['right_high']:10.0%} {pairs:>4d}/{n:<4d} {int(s['failed']):6d} {s['s_mean']:10.2f}"
-        )
+    print_rows(summaries, n, "setting", "s_mean")
     print(
         f"{'targets (commit-first)':38s} {'>=0.80':>6s} {'<=0.30':>6s} {'>=85%':>10s}"
         "   (s/judgment: mean over uncached judgments, the answer's share included; nan: all cached)"

@@ -35,7 +35,7 @@ from ..scoring._cost import estimate_calls, typical_completion_tokens, with_answ
 from ..templates import Anchor, Template, get_template
 from ..templates._parse import own_verdict
 from ._batch import PairwiseTable, one_pair, pairs_from, results_table, stamped
-from ._records import OrderVerdict, PairExample, PairItem, PairwiseResult, Winner, pointwise_outcome
+from ._records import OrderVerdict, PairExample, PairItem, PairwiseResult, Winner, pair_texts, pointwise_outcome
 from ._scales import AB_TIE, Scale, Slot, get_scale, swap_slot
 
 if TYPE_CHECKING:
@@ -620,10 +620,7 @@ class PairwiseJudge(CommitsFirst):
             for s, u in zip(orders, usage)
         ]
         return PairwiseResult(
-            question=item.question,
-            response_a=item.response_a,
-            response_b=item.response_b,
-            reference=item.reference,
+            **pair_texts(item),
             judge=label,
             winner=None,
             consistent=None,
