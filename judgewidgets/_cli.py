@@ -152,9 +152,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     score.add_argument(
         "--commit-first",
-        action="store_true",
+        nargs="?",
+        const="all",
+        choices=("all", "short"),
+        default=None,
         help="for rows without a reference, a model first answers each question (a short answer) and the judges "
-        "grade against that answer; a given reference always wins (see docs: it misleads where the model is wrong)",
+        "grade against that answer ('short': only when it is a word, number, name or date); a given reference "
+        "always wins (see docs: it misleads where the model is wrong)",
     )
     score.add_argument(
         "--solver",
@@ -291,7 +295,7 @@ def _score(args: argparse.Namespace) -> int:
         ],
         weights=args.weights,
         explanations=args.explanations,
-        commit_first=True if args.commit_first else None,
+        commit_first=None if args.commit_first is None else (True if args.commit_first == "all" else "short"),
         solver=solver_at(args.solver, args.api_base, kwargs["cache"]),
     )
     panel.check()

@@ -201,7 +201,7 @@ def test_naming_a_solver_turns_commit_first_on_and_a_string_is_a_model() -> None
     [
         ({"commit_first": False, "solver": "openai/gpt-4o"}, "needs commit_first=True"),
         ({"commit_first": True, "solver": 42}, "solver must be a model string, a Generator or a Solver"),
-        ({"commit_first": "yes"}, "commit_first must be True, False or None"),
+        ({"commit_first": "yes"}, "commit_first must be True"),
         ({"solver": "  "}, "solver must name a model"),
     ],
 )
@@ -292,3 +292,31 @@ def test_a_saved_run_keeps_where_its_references_came_from(tmp_path: Any) -> None
     loaded = jw.load(tmp_path / "run")
     assert loaded.to_df()["made_reference"].tolist() == result.to_df()["made_reference"].tolist()
     assert [v.reference_source for v in loaded.vote_list] == ["judge"] * 4
+
+
+def test_a_panels_settings_replace_its_judges_own() -> None:
+    member = jw.LLMJudge("openai/judge", solver="openai/strong")
+    assert jw.LLMPanel([member], commit_first=False).judges[0].committer is None
+    assert jw.LLMPanel([member]).judges[0].committer is not None
+    panel = jw.LLMPanel([member], commit_first=True)
+    assert panel.judges[0].committer is not None and panel.judges[0].committer.source == "judge"
+
+
+def test_short_only_grades_against_short_answers_and_without_a_reference_otherwise() -> None:
+    def reply(request: ChatRequest, attempt: int) -> str:
+        if is_solver(request) and "Why" in request.messages[-1]["content"]:
+            return "Because the air scatters blue light more than red light, by Rayleigh scattering."
+        return grader(request, attempt)
+
+    transport = ScriptedTransport(reply)
+    prompts = ["What is 6 x 7?", "Why is the sky blue?"]
+    result = judge(transport, commit_first="short").score(prompts, ["42", "Scattering."], progress=False)
+    first, second = result.vote_list
+    assert first.reference_source == "judge" and first.made_reference == "42." and first.score == 1.0
+    assert second.reference_source == "none: the answer made first was not short" and second.error is None
+    assert second.made_reference is not None and second.made_reference.startswith("Because")
+    graded = [r for r in transport.requests if not is_solver(r) and "sky" in r.messages[1]["content"]]
+    assert len(graded) == 1 and reference_in(graded[0]) is None  # judged as without commit-first
+    assert second.score == 0.5  # the grader's "not sure" without a reference
+    with pytest.raises(jw.ConfigurationError, match='True, "short", False or None'):
+        jw.LLMJudge("openai/judge", commit_first="long")

@@ -126,8 +126,12 @@ class JudgeMagics(Magics):
     )
     @argument(
         "--commit-first",
-        action="store_true",
-        help="the judge's model answers each question first and grades against that answer (rows without a reference)",
+        nargs="?",
+        const="all",
+        choices=("all", "short"),
+        default=None,
+        help="the judge's model answers each question first and grades against that answer (rows without a "
+        "reference); 'short': only when the answer is a word, number, name or date",
     )
     @argument("--solver", default=None, help="with --commit-first (implied): this model answers instead")
     @argument("--out", "-o", help="store the result object in this variable")
@@ -259,7 +263,7 @@ class JudgeMagics(Magics):
         if api_base:
             kwargs["api_base"] = api_base
         if args.commit_first:
-            kwargs["commit_first"] = True
+            kwargs["commit_first"] = True if args.commit_first == "all" else "short"
         if args.solver:
             from ..scoring._commit import solver_at
 

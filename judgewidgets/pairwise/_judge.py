@@ -30,7 +30,7 @@ from ..engine._litellm import is_local_model
 from ..engine._request import masked, request_text
 from ..scoring import CostEstimate, JudgeCostEstimate, LLMJudge
 from ..scoring._aggregate import check_judge_weight
-from ..scoring._commit import PLACEHOLDER_REFERENCE, SHARED, CommitsFirst, Committed, Question, question_of
+from ..scoring._commit import PLACEHOLDER_REFERENCE, SHARED, CommitFirst, CommitsFirst, Committed, Question, question_of
 from ..scoring._cost import estimate_calls, typical_completion_tokens, with_answers
 from ..templates import Anchor, Template, get_template
 from ..templates._parse import own_verdict
@@ -189,7 +189,7 @@ class PairwiseJudge(CommitsFirst):
         max_concurrency: int | None = None,
         cache: bool | str | CallCache | None = True,
         transport: Transport | None = None,
-        commit_first: bool | None = None,
+        commit_first: CommitFirst = None,
         solver: Any = None,
         **litellm_kwargs: Any,
     ) -> None:
@@ -595,7 +595,7 @@ class PairwiseJudge(CommitsFirst):
                     item, label, verdicts, list(self.aspects), self.tie_margin, self.lean, self.calibration
                 )
             committed = await self.committer.commit(self._given(item), pair_question(item), session)
-            if committed.reference is None:
+            if committed.failed:
                 return self._unanswered(item, label, committed)
             verdicts = await compare(replace(item, reference=committed.reference), session, params, label)
             verdicts[0] = verdicts[0].model_copy(update=Usage.total([verdicts[0], committed.usage]).usage_fields())

@@ -37,7 +37,7 @@ from ..engine import Caller, CallSession, Usage
 from ..pairwise import PairwiseComparer
 from ..rubrics import CriterionGrader, LeveledRubric, Rubric
 from ..scoring import CostEstimate, LLMJudge
-from ..scoring._commit import PLACEHOLDER_REFERENCE, Committed, Committer, committer, question_of
+from ..scoring._commit import PLACEHOLDER_REFERENCE, CommitFirst, Committed, Committer, committer, question_of
 from ..scoring._cost import JudgeCostEstimate
 from ..scoring._panel import LLMPanel
 from ._stages import (
@@ -122,7 +122,7 @@ class EvaluationPipeline:
         min_score: float | None = 0.5,
         flag_failures: bool = True,
         *,
-        commit_first: bool | None = None,
+        commit_first: CommitFirst = None,
         solver: Any = None,
     ) -> None:
         if not isinstance(judges, Mapping) or not judges:
@@ -261,7 +261,7 @@ class EvaluationPipeline:
             makers=[self],
         ) as run:
             committed = await self._commit(pipeline_items, run.session)
-            graded = [i for i, c in enumerate(committed) if c is None or c.reference is not None]
+            graded = [i for i, c in enumerate(committed) if c is None or not c.failed]
             shown = [
                 item if c is None else replace(item, reference=c.reference)
                 for item, c in ((pipeline_items[i], committed[i]) for i in graded)

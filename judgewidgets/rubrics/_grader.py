@@ -23,7 +23,7 @@ from ..conversations._render import JudgedConversation
 from ..engine import Answer, CallSession, Usage
 from ..engine._litellm import is_local_model
 from ..scoring import CostEstimate, JudgeCostEstimate, LLMJudge
-from ..scoring._commit import PLACEHOLDER_REFERENCE, Committed, Question, question_of
+from ..scoring._commit import PLACEHOLDER_REFERENCE, CommitFirst, Committed, Question, question_of
 from ..scoring._cost import estimate_calls, typical_completion_tokens, with_answers
 from ._aggregate import aggregate_binary, aggregate_choice
 from ._criterion import (
@@ -85,7 +85,7 @@ class CriterionGrader:
         auto_na_option: bool = True,
         binary_prompt: BinaryPrompt | None = None,
         *,
-        commit_first: bool | None = None,
+        commit_first: CommitFirst = None,
         solver: Any = None,
         **judge_kwargs: Any,
     ) -> None:
@@ -504,7 +504,7 @@ class CriterionGrader:
             asked = _question(query, submission, context, conversation) if reference is None else None
             committed = await judge.committer.commit(reference, asked, session)
             reference = committed.reference
-        if committed is not None and reference is None:
+        if committed is not None and committed.failed:
             return self._unanswered(judge, judge_id, criterion, committed)
         order, messages, shortened = self._question(
             judge, judge_id, index, criterion, submission, query, reference, key, context, conversation

@@ -23,6 +23,7 @@ from ..templates import Anchor, Template, get_template
 from ._aggregate import check_judge_weight
 from ._commit import (
     PLACEHOLDER_REFERENCE,
+    CommitFirst,
     CommitsFirst,
     Committed,
     check_questions,
@@ -115,7 +116,7 @@ class LLMJudge(CommitsFirst):
         anchors: Sequence[Anchor] = (),
         calibration: ScoreCalibration | None = None,
         target: Target | None = None,
-        commit_first: bool | None = None,
+        commit_first: CommitFirst = None,
         solver: Any = None,
         **litellm_kwargs: Any,
     ) -> None:
@@ -157,7 +158,7 @@ class LLMJudge(CommitsFirst):
         weight: float = 1.0,
         *,
         anchors: Sequence[Anchor] = (),
-        commit_first: bool | None = None,
+        commit_first: CommitFirst = None,
         solver: Any = None,
     ) -> LLMJudge:
         """A judge that scores under `template` through an existing caller (its settings and cache shared)."""
@@ -456,7 +457,7 @@ class LLMJudge(CommitsFirst):
         if self.committer is not None:
             item, made = await self.commit(item, session)
             committed, spent = made.recorded, [made.usage]
-            if made.reference is None:
+            if made.failed:
                 return Vote(item=index, judge=label, score=math.nan, **committed, **made.usage.usage_fields())
         params = self.item_params(item, params)
         item, messages = self.request(item, params)

@@ -17,6 +17,7 @@ from ..conversations import Target, check_target
 from ..engine import CallSession
 from ..templates import Template
 from ._aggregate import check_weights
+from ._commit import CommitFirst
 from ._cost import CostEstimate, JudgeCostEstimate, unpriced
 from ._generate import Generator
 from ._judge import Judge, LLMJudge
@@ -36,9 +37,9 @@ class LLMPanel:
     weights are used when any differs from 1. Keyword arguments go to judges built from model strings.
     `target` says what of a conversation every judge judges (one setting for the panel, so all judge the same
     items); the default (None) is the judges' own when they agree, else the last turn.
-    `commit_first` and `solver` (see `LLMJudge`), when given, apply to every judge: each answers first with its own
-    model, or all with one `solver` (then one answer per question serves the whole panel). A judge that cannot
-    commit first (not an LLMJudge) is a ConfigurationError.
+    `commit_first` and `solver` (see `LLMJudge`), when given, apply to every judge in place of its own: each answers
+    first with its own model, or all with one `solver` (then one answer per question serves the whole panel). A
+    judge that cannot commit first (not an LLMJudge) is a ConfigurationError.
     """
 
     def __init__(
@@ -50,15 +51,13 @@ class LLMPanel:
         explanations: bool = False,
         target: Target | None = None,
         *,
-        commit_first: bool | None = None,
+        commit_first: CommitFirst = None,
         solver: Any = None,
         **judge_kwargs: Any,
     ) -> None:
         committing: dict[str, Any] = {}
-        if commit_first is not None:
-            committing["commit_first"] = commit_first
-        if solver is not None:
-            committing["solver"] = solver
+        if commit_first is not None or solver is not None:  # the panel's settings replace the judges' own
+            committing = {"commit_first": commit_first, "solver": solver}
         self.target: Target | None = None if target is None else check_target(target, error=ConfigurationError)
         if isinstance(judges, (str, LLMJudge)):
             judges = [judges]

@@ -102,3 +102,10 @@ def test_commit_first_options_are_listed_and_checked(ip) -> None:  # type: ignor
         ip.run_cell_magic("judge", "--solver 42", CELL)
     help_text = ip.find_cell_magic("judge").__doc__
     assert "--commit-first" in help_text and "--solver" in help_text
+
+
+def test_commit_first_short_grades_only_against_a_short_answer(ip) -> None:  # type: ignore[no-untyped-def]
+    ip.run_cell_magic("judge", "--commit-first short --out scored --no-chart", CELL)
+    table = ip.user_ns["scored"].to_df()  # the server's answer is a six-word sentence: not short
+    assert table["reference_source"].tolist() == ["none: the answer made first was not short"] * 2
+    assert table["judge_1_made_reference"].tolist() == ["A leap year has 366 days."] * 2
