@@ -10,9 +10,10 @@ measures speed on a cold model.
 Targets (issue 13): LLMBar Natural accuracy >= 80 % with positional agreement >= 90 %; Adversarial mean
 accuracy >= 50 %; median <= 1.0 s per pointwise judgment and <= 2.5 s per pair on Natural.
 
-`--commit-first` (issue 35) judges every set twice per method, as shipped and with `commit_first=True` (the judge
-answers each instruction first, its short answer, and compares the responses against that answer; one answer per
-question for both presentations), and prints them side by side; the seconds then include the answers. Targets: no
+`--commit-first` (issue 35) judges every set three times per method, as shipped, with `commit_first=True` (the
+judge answers each instruction first, its short answer, and compares the responses against that answer; one answer
+per question for both presentations) and with `commit_first="short"` (only where the answer is a word, number, name
+or date), and prints them side by side; the seconds then include the answers. Targets: no
 regression on LLMBar Natural (74 %) or PandaLM (63 %).
 """
 
@@ -55,7 +56,7 @@ def parse_args() -> argparse.Namespace:
 
 
 def judge_for(
-    method: str, cache: bool | str, template: str | None, tie_margin: float | None, commit_first: bool = False
+    method: str, cache: bool | str, template: str | None, tie_margin: float | None, commit_first: bool | str = False
 ) -> jw.PairwiseJudge:
     options: dict[str, object] = {"pointwise_template": template} if template and method == "pointwise" else {}
     suffix = f", {template}" if options else ""
@@ -63,13 +64,13 @@ def judge_for(
         options["tie_margin"] = tie_margin
         suffix += f", tie margin {tie_margin:g}"
     if commit_first:
-        options["commit_first"] = True
-        suffix += ", commit-first"
+        options["commit_first"] = commit_first
+        suffix += ", commit-first" + (" short" if commit_first == "short" else "")
     return jw.PairwiseJudge("local", method=method, name=f"local ({method}{suffix})", cache=cache, **options)
 
 
 def run(
-    method: str, args: argparse.Namespace, cache: bool | str, commit_first: bool = False
+    method: str, args: argparse.Namespace, cache: bool | str, commit_first: bool | str = False
 ) -> tuple[jw.MetaEvaluation, float]:
     judge = judge_for(method, cache, args.pointwise_template, args.tie_margin, commit_first)
     subsets = args.subsets.split(",") if args.subsets else None
@@ -108,10 +109,11 @@ def main() -> None:
         cache = str(Path(tempfile.mkdtemp(prefix="judge-quality-")) / "calls.sqlite")
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     tables = []
-    runs = [(m, committing) for m in methods for committing in ((False, True) if args.commit_first else (False,))]
+    kinds: tuple[bool | str, ...] = (False, True, "short") if args.commit_first else (False,)
+    runs = [(m, committing) for m in methods for committing in kinds]
     for method, committing in runs:
         report, wall = run(method, args, cache, committing)
-        method = f"{method}, commit-first" if committing else method
+        method = method + {False: "", True: ", commit-first", "short": ", commit-first short"}[committing]
         summary = report.summary()
         judgment_s, pair_s = speed(report, method)
         print(f"\n## local judge, method={method}  ({wall:.0f} s wall)")

@@ -62,15 +62,16 @@ question, "check numbers exactly", few-shot examples of same and different answe
 P(same) for right and wrong answers together (right .54–.84, wrong .13–.33) and never lifted the pairs above 94 %:
 the 1.5B judge accepts 100 for 1000 g, 360 for 3,600 s and 0 °F for 32 °F whatever it is asked.
 
-Commit-first (`--commit-first`, issue 35): the same questions judged three ways side by side, per template
+Commit-first (`--commit-first`, issue 35): the same questions judged four ways side by side, per template
 (default true_false_uncertain and likert): *no reference*; *commit-first*, the judge's own model answering each
 question first (its short answer, temperature 0; `--solver MODEL` names another) and grading against that
-answer; *true reference*. Printed per setting: the measures above, the seconds per judgment with the answer's share
-included (the answer is made once per question, for its right and its wrong response), and the targets for
-commit-first without a reference: wrong answers' mean <= 0.3, >= 85 % of them <= 0.5, right answers' mean >= 0.8.
-Then every question whose made answer the judge itself finds different from the true reference (graded under
-true_false_uncertain against it), for a person to check, and LLMBar Natural (`--llmbar-n`, 0 skips it: LLMBar has no
-references) compared by the default pairwise judge without and with commit-first.
+answer; *commit-first short*, the same but only when the answer is short (a word, number, name or date), else
+without a reference; *true reference*. Printed per setting: the measures above, the seconds per judgment with the
+answer's share included (the answer is made once per question, for its right and its wrong response), and the
+targets for commit-first without a reference: wrong answers' mean <= 0.3, >= 85 % of them <= 0.5, right answers'
+mean >= 0.8. Then every question whose made answer the judge itself finds different from the true reference
+(graded under true_false_uncertain against it), for a person to check, and LLMBar Natural (`--llmbar-n`, 0 skips
+it: LLMBar has no references) compared by the default pairwise judge without and with commit-first (both kinds).
 """
 
 from __future__ import annotations
@@ -106,7 +107,8 @@ QUICK_N = 10
 TARGETS = {"wrong_mean": 0.3, "wrong_low": 0.9, "right_mean": 0.8, "right_high": 0.9, "pairs": 1.0}
 COMMIT_TEMPLATES = ("true_false_uncertain", "likert")
 COMMIT_TARGETS = {"wrong_mean": 0.3, "wrong_low": 0.85, "right_mean": 0.8}
-SETTINGS = ("no reference", "commit-first", "true reference")
+SETTINGS = ("no reference", "commit-first", "commit-first short", "true reference")
+COMMITTING = {"commit-first": True, "commit-first short": "short"}
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -188,7 +190,7 @@ def met(summary: dict[str, float]) -> dict[str, bool]:
 
 def print_rows(summaries: dict[tuple[str, str], dict[str, float]], n: int, kind: str, seconds: str) -> None:
     """One row per (template, `kind`): the measures, the failed calls and the seconds per judgment (`seconds`)."""
-    width = 15 if kind == "setting" else 7
+    width = 18 if kind == "setting" else 7
     print(
         f"\n{'template':22s} {kind:{width}s} {'right':>6s} {'wrong':>6s} {'wrong<=.5':>10s} {'right>=.5':>10s} "
         f"{'pairs':>9s} {'failed':>6s} {'s/judgment':>10s}"
@@ -218,11 +220,11 @@ def print_table(summaries: dict[tuple[str, str], dict[str, float]], n: int) -> N
 def print_commit_table(summaries: dict[tuple[str, str], dict[str, float]], n: int) -> None:
     print_rows(summaries, n, "setting", "s_mean")
     print(
-        f"{'targets (commit-first)':38s} {'>=0.80':>6s} {'<=0.30':>6s} {'>=85%':>10s}"
+        f"{'targets (commit-first)':41s} {'>=0.80':>6s} {'<=0.30':>6s} {'>=85%':>10s}"
         "   (s/judgment: mean over uncached judgments, the answer's share included; nan: all cached)"
     )
     for (name, setting), s in summaries.items():
-        if setting == "commit-first":
+        if setting in COMMITTING:
             ok = {
                 "wrong_mean": s["wrong_mean"] <= COMMIT_TARGETS["wrong_mean"],
                 "wrong_low": s["wrong_low"] >= COMMIT_TARGETS["wrong_low"],
@@ -230,7 +232,7 @@ def print_commit_table(summaries: dict[tuple[str, str], dict[str, float]], n: in
             }
             missed = [k for k, v in ok.items() if not v]
             verdict = "every target met" if not missed else "NOT met: " + ", ".join(missed)
-            print(f"targets, {name} commit-first: {sum(ok.values())}/{len(ok)} — {verdict}")
+            print(f"targets, {name} {setting}: {sum(ok.values())}/{len(ok)} — {verdict}")
 
 
 async def made_answers_checked(
@@ -254,9 +256,10 @@ async def llmbar_natural(args: argparse.Namespace, cache: bool | str) -> pd.Data
     server = {"api_base": args.api_base, "api_key": "sk-benchmark"} if args.api_base else {}
     model = f"openai/{args.model}" if args.api_base else args.model
     rows = []
-    for setting, options in (("no reference", {"commit_first": False}), ("commit-first", {"commit_first": True})):
-        if args.solver and setting == "commit-first":
-            options = {"solver": args.solver}
+    for setting in ("no reference", *COMMITTING):
+        options: dict[str, Any] = {"commit_first": COMMITTING.get(setting, False)}
+        if args.solver and setting in COMMITTING:
+            options["solver"] = args.solver
         judge = jw.PairwiseJudge(model, name=f"pairwise ({setting})", cache=cache, **server, **options)
         report = await jw.ameta_evaluate(judge, "llmbar", subsets=["Natural"], n=args.llmbar_n, progress=False)
         row = report.measured.iloc[0]
@@ -283,7 +286,7 @@ async def commit_first(args: argparse.Namespace, cases: pd.DataFrame) -> list[di
     summaries: dict[tuple[str, str], dict[str, float]] = {}
     for name in names:
         for setting in SETTINGS:
-            committing = setting == "commit-first"
+            committing = COMMITTING.get(setting, False)
             options: dict[str, Any] = {"commit_first": committing}
             if committing and args.solver:
                 options["solver"] = f"openai/{args.solver}" if args.api_base else args.solver

@@ -84,12 +84,15 @@ def test_commit_first_is_measured_beside_no_reference_and_the_true_one(capsys: p
     out = capsys.readouterr().out
     printed = dict(
         ((t, s), rest.split())
-        for t, s, rest in re.findall(r"^(\w+) +(no reference|commit-first|true reference) +(.*)$", out, re.M)
+        for t, s, rest in re.findall(
+            r"^(\w+) +(no reference|commit-first short|commit-first|true reference) +(.*)$", out, re.M
+        )
     )
     assert printed["true_false_uncertain", "no reference"][:5] == ["1.00", "1.00", "0%", "100%", "0/6"]
     assert printed["true_false_uncertain", "commit-first"][:5] == ["1.00", "0.00", "100%", "100%", "6/6"]
     assert "targets, true_false_uncertain commit-first: 3/3 — every target met" in out
+    assert printed["true_false_uncertain", "commit-first short"][:5] == ["1.00", "0.00", "100%", "100%", "6/6"]
     assert "made answers the judge finds different from the true reference: 0 of 6" in out
-    assert re.search(r"^commit-first +3 ", out, re.M) and "LLMBar Natural" in out
+    assert re.search(r"^ *commit-first short +3 ", out, re.M) and "LLMBar Natural" in out
     made = {r["made_reference"] for r in rows if r["setting"] == "commit-first"}
     assert made == set(CASES["reference"].head(6))
