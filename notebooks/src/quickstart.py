@@ -79,10 +79,12 @@ committed.assign(without_reference=without["score"])[
 
 # %% [markdown]
 # The first two answers are wrong (carbon is 6; the derivative is cos(x)), and without a reference the judge lets
-# them through. Having answered the questions itself, it marks them down. The third shows where committing first
-# cannot help: the answer is right, but the judge's own answer is wrong, and it grades the right answer against
-# its own mistake. On 50 short questions the embedded model answered 48 right; with a reference you give (or a
-# stronger model as `solver="openai/gpt-4o"`) this cannot happen.
+# both through (0.99 and 0.87). Having answered "6" itself, it marks the carbon answer down (0.05): committing first
+# turned that verdict right. The other two show its limits. It answered "cos(x)" and still passes "-cos(x)" (0.90):
+# a 1.5B judge misses a sign, with a reference or without. And it answered "29" days for a leap year, so it grades
+# the right answer, 366, against its own mistake (0.40). On 50 short questions the embedded model answered 46
+# right; a reference you give always wins over its answer, and a stronger model can answer instead
+# (`solver="openai/gpt-4o"`).
 
 # %% [markdown]
 # ## The `%%judge` magic
