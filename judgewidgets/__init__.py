@@ -84,7 +84,7 @@ from .rubrics import (
     RubricReport,
 )
 from .runs import RunComparison, Runs, compare, load
-from .scoring import Generator, Judge, JudgeResult, LLMJudge, LLMPanel, ModelSolver, PanelResult, Solver
+from .scoring import Generator, Judge, JudgeResult, LLMJudge, LLMPanel, PanelResult
 from .sequential import SequentialFrame, SequentialRater, SequentialResult, StoppingRule
 from .templates import Anchor, Template
 
@@ -161,7 +161,6 @@ __all__ = [
     "LiveConvergence",
     "LocalModelError",
     "MetaEvaluation",
-    "ModelSolver",
     "PairExample",
     "PairwiseJudge",
     "PairwisePanel",
@@ -186,7 +185,6 @@ __all__ = [
     "SequentialRater",
     "SequentialResult",
     "ShardFailedError",
-    "Solver",
     "StageScore",
     "StoppingRule",
     "Template",

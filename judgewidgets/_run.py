@@ -6,12 +6,13 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass
 
 from ._constants import PACING_STATUS_INTERVAL_S
 from ._progress import Progress, make_progress
 from ._provenance import describe, models_in
+from ._runner import interruptible
 from .engine import CallSession
 from .engine._budget import Budget, check_max_cost, check_prices
 
@@ -64,7 +65,8 @@ async def run_scope(
     status = getattr(run.progress, "status", None)
     watcher = asyncio.get_running_loop().create_task(_report_pacing(run.session, status)) if callable(status) else None
     try:
-        yield run
+        async with interruptible() if own else nullcontext():
+            yield run
     finally:
         if watcher is not None:
             watcher.cancel()

@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import concurrent.futures
 import contextlib
 import importlib.util
 import os
 import threading
-from collections.abc import Coroutine
+from collections.abc import AsyncIterator, Coroutine
 from typing import Any, Literal, TypeVar
 
 from ._errors import ConfigurationError
@@ -35,6 +34,9 @@ SyncStrategy = Literal["thread", "nest_asyncio"]
 EventLoopKind = Literal["uvloop", "asyncio"]
 
 EVENT_LOOP_ENV = "JUDGEWIDGETS_EVENT_LOOP"
+_POLL_S = 0.2  # how often the waiting thread looks up from the run (a signal arrives between two looks)
+CANCEL_WAIT_S = 5.0  # the most an interrupted run is waited for while it cancels (measured: milliseconds)
+SIGNAL_WAKE_S = 0.1  # how often a run on the main thread's loop wakes it, so a SIGINT handler runs
 
 
 def private_loop_kind() -> EventLoopKind:
@@ -99,18 +101,26 @@ class _LoopThread:
                 "a synchronous judgewidgets method was called from inside a coroutine that judgewidgets is "
                 "running; use the async twin (e.g. `await judge.ascore(...)`) there"
             )
-        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        finished = threading.Event()
+        started: list[asyncio.Task[T]] = []
+
+        def start() -> None:
+            task = self.loop.create_task(coro)
+            task.add_done_callback(lambda _: finished.set())
+            started.append(task)
+
+        self.loop.call_soon_threadsafe(start)
         try:
-            while True:  # short waits, so a kernel interrupt (SIGINT) is seen promptly between them
-                try:
-                    return future.result(timeout=0.2)
-                except concurrent.futures.TimeoutError:
-                    continue
+            while not finished.wait(_POLL_S):  # short waits, so a kernel interrupt (SIGINT) is seen promptly
+                pass
         except KeyboardInterrupt:
-            future.cancel()  # cancels the task on the loop; finished calls are already in the cache
-            with contextlib.suppress(Exception):
-                future.result(timeout=5)
+            # Cancel the run (callbacks run in order: the task exists by then) and wait until it has ended, so
+            # its progress bar is closed, its caches flushed and none of its tasks is left on the loop when the
+            # interrupt reaches the caller; the calls that finished are in the cache.
+            self.loop.call_soon_threadsafe(lambda: started[0].cancel())
+            finished.wait(CANCEL_WAIT_S)
             raise
+        return started[0].result()
 
 
 _loop_thread: _LoopThread | None = None
@@ -123,6 +133,30 @@ def _background_loop() -> _LoopThread:
         if _loop_thread is None or not _loop_thread.thread.is_alive():
             _loop_thread = _LoopThread(private_loop_kind())
         return _loop_thread
+
+
+@contextlib.asynccontextmanager
+async def interruptible() -> AsyncIterator[None]:
+    """While a run goes on in the main thread's event loop (`await panel.ascore(...)` in a Jupyter cell, a script's
+    `asyncio.run`), wake that loop every `SIGNAL_WAKE_S`, so that a SIGINT (the stop button, Ctrl-C) is acted on
+    at once. Python runs signal handlers in the main thread only, between two bytecodes; a process-wide signal is
+    often delivered to another thread (a kernel has several), and then a loop asleep in `epoll` waiting for slow
+    answers would not run the handler (ipykernel's, which cancels the cell) until the next answer arrived:
+    measured, `await asyncio.sleep(20)` in a cell took 18.6 s to stop. Elsewhere (the private loop thread) it does
+    nothing: the caller's thread waits in short steps there."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    async def wake() -> None:
+        while True:
+            await asyncio.sleep(SIGNAL_WAKE_S)
+
+    waker = asyncio.get_running_loop().create_task(wake(), name="judgewidgets-signal-wake")
+    try:
+        yield
+    finally:
+        waker.cancel()
 
 
 def run_sync(coro: Coroutine[Any, Any, T], strategy: SyncStrategy = "thread") -> T:
