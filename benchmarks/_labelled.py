@@ -27,10 +27,17 @@ def load_cases(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def call_cache(args: argparse.Namespace) -> bool | str:
+    """The call cache the options name: the persistent one, or with --fresh one new cache for the whole run."""
+    if getattr(args, "cache", None) is None:
+        args.cache = str(Path(tempfile.mkdtemp()) / "calls.sqlite") if args.fresh else True
+    return bool(args.cache) if isinstance(args.cache, bool) else str(args.cache)
+
+
 def judge_factory(args: argparse.Namespace) -> Callable[..., jw.LLMJudge]:
     """A function building the judge the options name (with any further LLMJudge options): the model as given,
     or served at --api-base; the persistent call cache, or with --fresh one new cache for the whole run."""
-    cache: bool | str = str(Path(tempfile.mkdtemp()) / "calls.sqlite") if args.fresh else True
+    cache = call_cache(args)
     server = {"api_base": args.api_base, "api_key": "sk-benchmark"} if args.api_base else {}
     model = f"openai/{args.model}" if args.api_base else args.model
 

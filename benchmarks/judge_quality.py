@@ -9,6 +9,12 @@ measures speed on a cold model.
 
 Targets (issue 13): LLMBar Natural accuracy >= 80 % with positional agreement >= 90 %; Adversarial mean
 accuracy >= 50 %; median <= 1.0 s per pointwise judgment and <= 2.5 s per pair on Natural.
+
+`--commit-first` (issue 35) judges every set three times per method, as shipped, with `commit_first=True` (the
+judge answers each instruction first, its short answer, and compares the responses against that answer; one answer
+per question for both presentations) and with `commit_first="short"` (only where the answer is a word, number, name
+or date), and prints them side by side; the seconds then include the answers. Targets: no
+regression on LLMBar Natural (74 %) or PandaLM (63 %).
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ import judgewidgets as jw
 
 TARGETS = {"natural_accuracy": 0.80, "natural_agreement": 0.90, "adversarial_accuracy": 0.50}
 S_PER_JUDGMENT, S_PER_PAIR = 1.0, 2.5
+# The embedded defaults' measured accuracy (issue 35): (dataset, subset) -> floor.
+NO_REGRESSION = {("llmbar", "Natural"): 0.74, ("pandalm", "test"): 0.63}
 
 
 def parse_args() -> argparse.Namespace:
@@ -41,20 +49,30 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--pointwise-template", default=None, help="template of the pointwise method")
     parser.add_argument("--tie-margin", type=float, default=None, help="the judges' tie margin (default: theirs)")
     parser.add_argument("--fresh", action="store_true", help="a new, empty call cache (cold timings)")
+    parser.add_argument(
+        "--commit-first", action="store_true", help="each method also with commit_first=True, side by side"
+    )
     return parser.parse_args()
 
 
-def judge_for(method: str, cache: bool | str, template: str | None, tie_margin: float | None) -> jw.PairwiseJudge:
+def judge_for(
+    method: str, cache: bool | str, template: str | None, tie_margin: float | None, commit_first: bool | str = False
+) -> jw.PairwiseJudge:
     options: dict[str, object] = {"pointwise_template": template} if template and method == "pointwise" else {}
     suffix = f", {template}" if options else ""
     if tie_margin is not None:
         options["tie_margin"] = tie_margin
         suffix += f", tie margin {tie_margin:g}"
+    if commit_first:
+        options["commit_first"] = commit_first
+        suffix += ", commit-first" + (" short" if commit_first == "short" else "")
     return jw.PairwiseJudge("local", method=method, name=f"local ({method}{suffix})", cache=cache, **options)
 
 
-def run(method: str, args: argparse.Namespace, cache: bool | str) -> tuple[jw.MetaEvaluation, float]:
-    judge = judge_for(method, cache, args.pointwise_template, args.tie_margin)
+def run(
+    method: str, args: argparse.Namespace, cache: bool | str, commit_first: bool | str = False
+) -> tuple[jw.MetaEvaluation, float]:
+    judge = judge_for(method, cache, args.pointwise_template, args.tie_margin, commit_first)
     subsets = args.subsets.split(",") if args.subsets else None
     started = time.perf_counter()
     reports = [jw.meta_evaluate(judge, "llmbar", subsets=subsets, n=args.n, seed=args.seed, progress=False)]
@@ -91,8 +109,11 @@ def main() -> None:
         cache = str(Path(tempfile.mkdtemp(prefix="judge-quality-")) / "calls.sqlite")
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     tables = []
-    for method in methods:
-        report, wall = run(method, args, cache)
+    kinds: tuple[bool | str, ...] = (False, True, "short") if args.commit_first else (False,)
+    runs = [(m, committing) for m in methods for committing in kinds]
+    for method, committing in runs:
+        report, wall = run(method, args, cache, committing)
+        method = method + {False: "", True: ", commit-first", "short": ", commit-first short"}[committing]
         summary = report.summary()
         judgment_s, pair_s = speed(report, method)
         print(f"\n## local judge, method={method}  ({wall:.0f} s wall)")
@@ -116,6 +137,14 @@ def main() -> None:
         if len(adversarial):
             mean = adversarial["accuracy"].mean()
             print(f"targets: Adversarial mean accuracy {mean:.1%} (>= 50 %: {verdict(mean >= 0.5)})")
+        if committing:
+            for (dataset, subset), floor in NO_REGRESSION.items():
+                measured = report.measured
+                rows = measured[(measured["dataset"] == dataset) & (measured["subset"] == subset)]
+                if len(rows):
+                    accuracy = rows.iloc[0]["accuracy"]
+                    ok = verdict(accuracy >= floor)
+                    print(f"no regression, {dataset} {subset}: {accuracy:.1%} (>= {floor:.0%}: {ok})")
         tables.append(report.measured.assign(method=method))
     if len(tables) > 1:
         both = pd.concat(tables, ignore_index=True)

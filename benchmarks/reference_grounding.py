@@ -1,6 +1,7 @@
 """Reference-grounded verdicts: with a reference answer given, do wrong answers score low and right ones high?
 
-Run: `python benchmarks/reference_grounding.py [--quick] [--n 50] [--templates a,b] [--fresh] [--out rows.csv]`.
+Run: `python benchmarks/reference_grounding.py [--quick] [--n 50] [--templates a,b] [--fresh] [--out rows.csv]`;
+`--commit-first [--llmbar-n 100] [--solver MODEL]` for the commit-first comparison (issue 35, below).
 `benchmarks/data/reference_qa.csv`: 50 short questions written for this benchmark (ours, CC0): facts,
 arithmetic, units, dates and names, each with a reference answer, a right answer worded unlike the reference
 ("Four: two atria and two ventricles." against "4", "Eric Blair, under his pen name Orwell.") and a plausible
@@ -60,6 +61,17 @@ Other wordings of the question and the field (match / same / different labels, t
 question, "check numbers exactly", few-shot examples of same and different answers in the system message) moved
 P(same) for right and wrong answers together (right .54–.84, wrong .13–.33) and never lifted the pairs above 94 %:
 the 1.5B judge accepts 100 for 1000 g, 360 for 3,600 s and 0 °F for 32 °F whatever it is asked.
+
+Commit-first (`--commit-first`, issue 35): the same questions judged four ways side by side, per template
+(default true_false_uncertain and likert): *no reference*; *commit-first*, the judge's own model answering each
+question first (its short answer, temperature 0; `--solver MODEL` names another) and grading against that
+answer; *commit-first short*, the same but only when the answer is short (a word, number, name or date), else
+without a reference; *true reference*. Printed per setting: the measures above, the seconds per judgment with the
+answer's share included (the answer is made once per question, for its right and its wrong response), and the
+targets for commit-first without a reference: wrong answers' mean <= 0.3, >= 85 % of them <= 0.5, right answers'
+mean >= 0.8. Then every question whose made answer the judge itself finds different from the true reference
+(graded under true_false_uncertain against it), for a person to check, and LLMBar Natural (`--llmbar-n`, 0 skips
+it: LLMBar has no references) compared by the default pairwise judge without and with commit-first (both kinds).
 """
 
 from __future__ import annotations
@@ -77,7 +89,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pandas as pd
-from _labelled import add_judge_options, judge_factory, write_rows
+from _labelled import add_judge_options, call_cache, judge_factory, write_rows
 
 import judgewidgets as jw
 
@@ -93,6 +105,10 @@ TEMPLATES = (
 QUICK_TEMPLATES = ("true_false_uncertain", "true_false", "likert")
 QUICK_N = 10
 TARGETS = {"wrong_mean": 0.3, "wrong_low": 0.9, "right_mean": 0.8, "right_high": 0.9, "pairs": 1.0}
+COMMIT_TEMPLATES = ("true_false_uncertain", "likert")
+COMMIT_TARGETS = {"wrong_mean": 0.3, "wrong_low": 0.85, "right_mean": 0.8}
+SETTINGS = ("no reference", "commit-first", "commit-first short", "true reference")
+COMMITTING = {"commit-first": True, "commit-first short": "short"}
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -100,6 +116,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help=f"the first {QUICK_N} questions, three templates")
     parser.add_argument("--n", type=int, default=None, help="the first N questions (default: all)")
     parser.add_argument("--templates", default=None, help="comma-separated built-in templates (default: all six)")
+    parser.add_argument(
+        "--commit-first", action="store_true", help="no reference / commit-first / true reference, side by side"
+    )
+    parser.add_argument("--solver", default=None, help="with --commit-first: this model answers first")
+    parser.add_argument("--llmbar-n", type=int, default=100, help="with --commit-first: LLMBar Natural pairs (0: none)")
     add_judge_options(parser)
     return parser.parse_args(argv)
 
@@ -110,10 +131,10 @@ def versions(name: str) -> dict[str, jw.Template]:
     return {"before": shipped.model_copy(update={"reference_grounding": False}), "after": shipped}
 
 
-async def judge_all(judge: jw.LLMJudge, cases: pd.DataFrame) -> list[dict[str, Any]]:
-    """Every case's right and wrong answer judged against its reference: one row per answer."""
+async def judge_all(judge: jw.LLMJudge, cases: pd.DataFrame, given: bool = True) -> list[dict[str, Any]]:
+    """Every case's right and wrong answer judged (against its reference when `given`): one row per answer."""
     prompts = [q for q in cases["question"] for _ in range(2)]
-    references = [r for r in cases["reference"] for _ in range(2)]
+    references = [r if given else None for r in cases["reference"] for _ in range(2)]
     responses = [a for right, wrong in zip(cases["right"], cases["wrong"]) for a in (right, wrong)]
     result = await judge.ascore(prompts, responses, references, progress=False)
     rows = []
@@ -131,13 +152,16 @@ async def judge_all(judge: jw.LLMJudge, cases: pd.DataFrame) -> list[dict[str, A
                 "error": vote.error,
                 "seconds": vote.latency_s,
                 "cached": vote.cached,
+                "reference_source": vote.reference_source,
+                "made_reference": vote.made_reference,
             }
         )
     return rows
 
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, float]:
-    """The measures of one template version's rows (NaN scores count against every target)."""
+    """The measures of one template version's rows (NaN scores count against every target). Seconds: the median
+    uncached judgment; `s_mean` the mean over uncached judgments, an answer made first included in its vote."""
     right = {r["question"]: r["score"] for r in rows if r["kind"] == "right"}
     wrong = {r["question"]: r["score"] for r in rows if r["kind"] == "wrong"}
     fresh = [r["seconds"] for r in rows if not r["cached"] and r["error"] is None]
@@ -149,6 +173,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, float]:
         "pairs": sum(right[q] > wrong[q] for q in right) / len(right),
         "failed": sum(r["error"] is not None for r in rows),
         "s_per_judgment": statistics.median(fresh) if fresh else float("nan"),
+        "s_mean": statistics.fmean(fresh) if fresh else float("nan"),
     }
 
 
@@ -163,17 +188,23 @@ def met(summary: dict[str, float]) -> dict[str, bool]:
     }
 
 
-def print_table(summaries: dict[tuple[str, str], dict[str, float]], n: int) -> None:
+def print_rows(summaries: dict[tuple[str, str], dict[str, float]], n: int, kind: str, seconds: str) -> None:
+    """One row per (template, `kind`): the measures, the failed calls and the seconds per judgment (`seconds`)."""
+    width = 18 if kind == "setting" else 7
     print(
-        f"\n{'template':22s} {'version':7s} {'right':>6s} {'wrong':>6s} {'wrong<=.5':>10s} {'right>=.5':>10s} "
+        f"\n{'template':22s} {kind:{width}s} {'right':>6s} {'wrong':>6s} {'wrong<=.5':>10s} {'right>=.5':>10s} "
         f"{'pairs':>9s} {'failed':>6s} {'s/judgment':>10s}"
     )
-    for (name, version), s in summaries.items():
+    for (name, label), s in summaries.items():
         pairs = round(s["pairs"] * n)
         print(
-            f"{name:22s} {version:7s} {s['right_mean']:6.2f} {s['wrong_mean']:6.2f} {s['wrong_low']:10.0%} "
-            f"{s['right_high']:10.0%} {pairs:>4d}/{n:<4d} {int(s['failed']):6d} {s['s_per_judgment']:10.2f}"
+            f"{name:22s} {label:{width}s} {s['right_mean']:6.2f} {s['wrong_mean']:6.2f} {s['wrong_low']:10.0%} "
+            f"{s['right_high']:10.0%} {pairs:>4d}/{n:<4d} {int(s['failed']):6d} {s[seconds]:10.2f}"
         )
+
+
+def print_table(summaries: dict[tuple[str, str], dict[str, float]], n: int) -> None:
+    print_rows(summaries, n, "version", "s_per_judgment")
     print(
         f"{'targets':30s} {'>=0.80':>6s} {'<=0.30':>6s} {'>=90%':>10s} {'>=90%':>10s} {f'{n}/{n}':>9s}"
         "   (s/judgment nan: every call came from the cache)"
@@ -186,11 +217,106 @@ def print_table(summaries: dict[tuple[str, str], dict[str, float]], n: int) -> N
             print(f"targets, {name}: {sum(ok.values())}/{len(ok)} — {verdict}")
 
 
+def print_commit_table(summaries: dict[tuple[str, str], dict[str, float]], n: int) -> None:
+    print_rows(summaries, n, "setting", "s_mean")
+    print(
+        f"{'targets (commit-first)':41s} {'>=0.80':>6s} {'<=0.30':>6s} {'>=85%':>10s}"
+        "   (s/judgment: mean over uncached judgments, the answer's share included; nan: all cached)"
+    )
+    for (name, setting), s in summaries.items():
+        if setting in COMMITTING:
+            ok = {
+                "wrong_mean": s["wrong_mean"] <= COMMIT_TARGETS["wrong_mean"],
+                "wrong_low": s["wrong_low"] >= COMMIT_TARGETS["wrong_low"],
+                "right_mean": s["right_mean"] >= COMMIT_TARGETS["right_mean"],
+            }
+            missed = [k for k, v in ok.items() if not v]
+            verdict = "every target met" if not missed else "NOT met: " + ", ".join(missed)
+            print(f"targets, {name} {setting}: {sum(ok.values())}/{len(ok)} — {verdict}")
+
+
+async def made_answers_checked(
+    make_judge: Any, rows: list[dict[str, Any]], cases: pd.DataFrame
+) -> list[dict[str, Any]]:
+    """Each question's made answer graded against its true reference (true_false_uncertain): the ones the judge
+    finds different, for a person to check."""
+    made = {r["question"]: r["made_reference"] for r in rows if r["made_reference"]}
+    asked = [q for q in cases["question"] if q in made]
+    truth = dict(zip(cases["question"], cases["reference"]))
+    judge = make_judge(template="true_false_uncertain", name="made answer vs reference")
+    result = await judge.ascore(asked, [made[q] for q in asked], [truth[q] for q in asked], progress=False)
+    return [
+        {"question": q, "reference": truth[q], "made": made[q], "score": v.score}
+        for q, v in zip(asked, sorted(result.vote_list, key=lambda v: v.item))
+    ]
+
+
+async def llmbar_natural(args: argparse.Namespace, cache: bool | str) -> pd.DataFrame:
+    """LLMBar Natural compared by the default pairwise judge, without and with commit-first."""
+    server = {"api_base": args.api_base, "api_key": "sk-benchmark"} if args.api_base else {}
+    model = f"openai/{args.model}" if args.api_base else args.model
+    rows = []
+    for setting in ("no reference", *COMMITTING):
+        options: dict[str, Any] = {"commit_first": COMMITTING.get(setting, False)}
+        if args.solver and setting in COMMITTING:
+            options["solver"] = args.solver
+        judge = jw.PairwiseJudge(model, name=f"pairwise ({setting})", cache=cache, **server, **options)
+        report = await jw.ameta_evaluate(judge, "llmbar", subsets=["Natural"], n=args.llmbar_n, progress=False)
+        row = report.measured.iloc[0]
+        fresh = report.verdicts[~report.verdicts["swapped"]]["seconds"]
+        fresh = fresh[fresh > 0]
+        rows.append(
+            {
+                "setting": setting,
+                "pairs": int(row["n"]) if "n" in row else args.llmbar_n,
+                "accuracy": row["accuracy"],
+                "positional_agreement": row["positional_agreement"],
+                "s_per_pair": float(fresh.median()) if len(fresh) else float("nan"),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+async def commit_first(args: argparse.Namespace, cases: pd.DataFrame) -> list[dict[str, Any]]:
+    """No reference, commit-first and the true reference side by side; the made answers checked; LLMBar Natural."""
+    names = args.templates.split(",") if args.templates else list(COMMIT_TEMPLATES)
+    make_judge = judge_factory(args)
+    print(f"{len(cases)} questions × (right, wrong) answers, judge {args.model!r}, templates {names}, commit-first")
+    rows: list[dict[str, Any]] = []
+    summaries: dict[tuple[str, str], dict[str, float]] = {}
+    for name in names:
+        for setting in SETTINGS:
+            committing = COMMITTING.get(setting, False)
+            options: dict[str, Any] = {"commit_first": committing}
+            if committing and args.solver:
+                options["solver"] = f"openai/{args.solver}" if args.api_base else args.solver
+            judge = make_judge(template=name, name=f"{name} ({setting})", **options)
+            judged = await judge_all(judge, cases, given=setting == "true reference")
+            summaries[name, setting] = summarise(judged)
+            rows += [{"template": name, "setting": setting, **row} for row in judged]
+    print_commit_table(summaries, len(cases))
+    checked = await made_answers_checked(make_judge, [r for r in rows if r["setting"] == "commit-first"], cases)
+    different = [c for c in checked if c["score"] < 0.5]
+    print(f"\nmade answers the judge finds different from the true reference: {len(different)} of {len(checked)}")
+    for c in different:
+        print(f"  {c['score']:.2f}  {c['question']!r}: made {c['made']!r}, reference {c['reference']!r}")
+    if args.llmbar_n:
+        cache = call_cache(args)
+        table = await llmbar_natural(args, cache)
+        print("\nLLMBar Natural, default PairwiseJudge (both presentations; LLMBar has no references)")
+        print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    return rows
+
+
 async def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     args = parse_args(argv)
     cases = pd.read_csv(CASES)
     n = QUICK_N if args.quick and args.n is None else (args.n or len(cases))
     cases = cases.head(n)
+    if args.commit_first:
+        rows = await commit_first(args, cases)
+        write_rows(rows, args.out)
+        return rows
     names = args.templates.split(",") if args.templates else list(QUICK_TEMPLATES if args.quick else TEMPLATES)
     make_judge = judge_factory(args)
     print(f"{len(cases)} questions × (right, wrong) answers with references, judge {args.model!r}, templates {names}")

@@ -84,7 +84,7 @@ from .rubrics import (
     RubricReport,
 )
 from .runs import RunComparison, Runs, compare, load
-from .scoring import Generator, Judge, JudgeResult, LLMJudge, LLMPanel, PanelResult
+from .scoring import Generator, Judge, JudgeResult, LLMJudge, LLMPanel, ModelSolver, PanelResult, Solver
 from .sequential import SequentialFrame, SequentialRater, SequentialResult, StoppingRule
 from .templates import Anchor, Template
 
@@ -161,6 +161,7 @@ __all__ = [
     "LiveConvergence",
     "LocalModelError",
     "MetaEvaluation",
+    "ModelSolver",
     "PairExample",
     "PairwiseJudge",
     "PairwisePanel",
@@ -185,6 +186,7 @@ __all__ = [
     "SequentialRater",
     "SequentialResult",
     "ShardFailedError",
+    "Solver",
     "StageScore",
     "StoppingRule",
     "Template",

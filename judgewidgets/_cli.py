@@ -150,6 +150,23 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="with --conversation-col: what is judged (default: the template's, else last_turn)",
     )
+    score.add_argument(
+        "--commit-first",
+        nargs="?",
+        const="all",
+        choices=("all", "short"),
+        default=None,
+        help="for rows without a reference, a model first answers each question (a short answer) and the judges "
+        "grade against that answer ('short': only when it is a word, number, name or date); a given reference "
+        "always wins (see docs: it misleads where the model is wrong)",
+    )
+    score.add_argument(
+        "--solver",
+        default=None,
+        metavar="MODEL",
+        help="with --commit-first (implied): this model answers instead of each judge's own ('local' or a litellm "
+        "model string; served at --api-base when one is given)",
+    )
     score.add_argument("-o", "--output", type=Path, default=None, help="output file: .csv, .jsonl or .parquet")
     score.add_argument(
         "--save",
@@ -251,6 +268,7 @@ def _missing_keys(judges: Sequence[tuple[str, str]], api_base: str | None) -> di
 
 def _score(args: argparse.Namespace) -> int:
     from .engine._litellm import is_local_model
+    from .scoring._commit import solver_at
     from .scoring._judge import LLMJudge
     from .scoring._panel import LLMPanel
 
@@ -277,6 +295,8 @@ def _score(args: argparse.Namespace) -> int:
         ],
         weights=args.weights,
         explanations=args.explanations,
+        commit_first=None if args.commit_first is None else (True if args.commit_first == "all" else "short"),
+        solver=solver_at(args.solver, args.api_base, kwargs["cache"]),
     )
     panel.check()
     references = frame[args.reference_col] if args.reference_col else None

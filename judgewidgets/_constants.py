@@ -52,6 +52,8 @@ PREFILLED_EXPLAINED_MAX_TOKENS = 200
 # two: 50–120 tokens measured). At ~9 tokens/s a reply that falls into repeating itself would otherwise run to the
 # runtime's 1,024-token cap (95 s seen in the aspects tutorial) before it is re-asked.
 LOCAL_ANSWER_MAX_TOKENS = 300
+# Commit-first: the answer a solver makes before grading (a short answer asked for; this caps a longer one).
+SOLVER_MAX_TOKENS = 64
 # Pairwise: a comparison is a tie when P(a better) and P(b better) differ by no more than this. 0 (a tie only when
 # they are equal) measured best on LLMBar Natural for the embedded judge: pointwise 75.0 % vs 72.5 % at 0.05,
 # the probability method 52.5 % vs 17.5 % (its orders' averages sit near 0.5). Raise it where ties are labels.

@@ -75,6 +75,15 @@ class Vote(Usage):
         None,
         description="Which turns of a conversation too long for the judge's context were left out (None: read whole).",
     )
+    reference_source: str | None = Field(
+        None,
+        description="For a judge that commits first, the reference it graded against: 'given' (yours: it always "
+        "wins), 'judge' (its own model answered the question first) or 'solver:NAME' (another solver did); None "
+        "when the judge does not commit first.",
+    )
+    made_reference: str | None = Field(
+        None, description="The answer made first (commit-first) that the judge graded against; None when none was."
+    )
 
 
 def item_row(item: Item) -> dict[str, Any]:

@@ -7,9 +7,9 @@ import logging
 import math
 import random
 import time
-from collections.abc import Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from .._constants import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S, ESTIMATED_SCORE_TOKENS
 from .._errors import ConfigurationError, JudgeCallError
@@ -23,6 +23,7 @@ from ._routing import AutoTransport
 from ._transport import Transport
 
 logger = logging.getLogger("judgewidgets.engine")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,7 @@ class CallSession:
         self._transports: dict[Hashable, Transport] = {}
         self._rng = rng or random.Random()
         self._in_flight: dict[str, asyncio.Future[Completion]] = {}
+        self._made: dict[Hashable, asyncio.Future[Any]] = {}
         self.caches: set[CallCache] = set()
         self.rate_limits = limits if limits is not None else rate_limits
         self.pacers: dict[int, EndpointPacer] = {}  # the endpoints this run called (for the progress read-out)
@@ -102,6 +104,28 @@ class CallSession:
         if key is None:
             return transport
         return self._transports.setdefault(key, transport)
+
+    async def once(self, key: Hashable, make: Callable[[], Awaitable[T]]) -> tuple[T, bool]:
+        """`make()`'s result, made once in this run for `key` however many ask for it, at the same time or later
+        (commit-first answers: one per question); and whether this ask made it. A `make` that raises or is
+        cancelled is forgotten, so a later ask makes it again."""
+        pending = self._made.get(key)
+        if pending is not None:
+            return await asyncio.shield(pending), False
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(lambda f: f.cancelled() or f.exception())  # no "never retrieved" warnings
+        self._made[key] = future
+        try:
+            result = await make()
+        except BaseException as exc:
+            del self._made[key]
+            if isinstance(exc, asyncio.CancelledError):
+                future.cancel()
+            else:
+                future.set_exception(exc)
+            raise
+        future.set_result(result)
+        return result, True
 
     def _limit(self, model: str, size: int) -> asyncio.Semaphore:
         limit = self._limits.get(model)

@@ -124,6 +124,16 @@ class JudgeMagics(Magics):
         default=None,
         help="what of each conversation is judged (default: the template's, else last_turn)",
     )
+    @argument(
+        "--commit-first",
+        nargs="?",
+        const="all",
+        choices=("all", "short"),
+        default=None,
+        help="the judge's model answers each question first and grades against that answer (rows without a "
+        "reference); 'short': only when the answer is a word, number, name or date",
+    )
+    @argument("--solver", default=None, help="with --commit-first (implied): this model answers instead")
     @argument("--out", "-o", help="store the result object in this variable")
     @argument("--no-chart", action="store_true", help="show the table only")
     @argument("--api-base", help="base URL of an OpenAI-compatible server for the judges")
@@ -175,6 +185,16 @@ class JudgeMagics(Magics):
             response: ...
 
         `{var}` in the cell body is replaced by the variable's value, as in other magics.
+
+        With `--commit-first`, the judge's own model first answers each question that has no reference (its short
+        answer) and the judges grade against that answer; `--solver MODEL` names another model to answer. The
+        table then says where each reference came from (`reference_source`) and what was answered. In every mode:
+        score, rubric (on the criteria about correctness), pairwise and tournament (one answer per question for
+        both orders and all candidates), sequential.
+
+            %%judge --template true_false_uncertain --commit-first
+            prompt: How many days are in a leap year?
+            response: 365.
 
         With `--labels` (score mode), a person's labels on some of the items correct the judge's aggregate score:
         the mean score and, with `--pass-threshold T`, the pass rate (score ≥ T) are estimated by PPI++
@@ -242,6 +262,12 @@ class JudgeMagics(Magics):
         api_base = args.api_base or self.api_base
         if api_base:
             kwargs["api_base"] = api_base
+        if args.commit_first:
+            kwargs["commit_first"] = True if args.commit_first == "all" else "short"
+        if args.solver:
+            from ..scoring._commit import solver_at
+
+            kwargs["solver"] = solver_at(args.solver, api_base or None, kwargs.get("cache", True))
         return kwargs
 
     def _judges(self, args: Any) -> list[str]:

@@ -7,13 +7,14 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, runtime_checkable
 
 import pandas as pd
 from pydantic import BaseModel, Field, create_model
 
 from .._constants import DEFAULT_REASKS, DEFAULT_TIE_MARGIN
-from .._errors import ConfigurationError, ParseError
+from .._errors import ConfigurationError, InputError, ParseError
 from .._fence import fence
 from .._manipulation import manipulation_note
 from .._probabilities import label_probabilities
@@ -23,17 +24,18 @@ from .._run import run_scope
 from .._runner import run_sync
 from .._saved import provenance
 from ..conversations import fit_to_context
-from ..conversations._render import JudgedConversation, judged_text, pair_blocks, pair_material
+from ..conversations._render import JudgedConversation, judged_text, pair_blocks, pair_material, shares_history
 from ..engine import Answer, CallCache, Caller, CallSession, CallSettings, RetryPolicy, Transport, Usage
 from ..engine._litellm import is_local_model
 from ..engine._request import masked, request_text
 from ..scoring import CostEstimate, JudgeCostEstimate, LLMJudge
 from ..scoring._aggregate import check_judge_weight
-from ..scoring._cost import estimate_calls, typical_completion_tokens
+from ..scoring._commit import PLACEHOLDER_REFERENCE, SHARED, CommitFirst, CommitsFirst, Committed, Question, question_of
+from ..scoring._cost import estimate_calls, typical_completion_tokens, with_answers
 from ..templates import Anchor, Template, get_template
 from ..templates._parse import own_verdict
 from ._batch import PairwiseTable, one_pair, pairs_from, results_table, stamped
-from ._records import OrderVerdict, PairExample, PairItem, PairwiseResult, Winner, pointwise_outcome
+from ._records import OrderVerdict, PairExample, PairItem, PairwiseResult, Winner, pair_texts, pointwise_outcome
 from ._scales import AB_TIE, Scale, Slot, get_scale, swap_slot
 
 if TYPE_CHECKING:
@@ -121,7 +123,7 @@ def _confidence(value: object) -> float | None:
     return None if math.isnan(number) else number
 
 
-class PairwiseJudge:
+class PairwiseJudge(CommitsFirst):
     """Compares two responses to a question with a language model, so that position cannot decide the winner.
 
     Three methods (`method`):
@@ -151,6 +153,12 @@ class PairwiseJudge:
     stays on the result as `uncalibrated_confidence`). Other arguments are LLMJudge's (the embedded judge gets its
     own call defaults: one call at a time, a long timeout); extra keyword arguments go to `litellm.acompletion`
     unchanged.
+
+    `commit_first` and `solver` (as LLMJudge's): a comparison without a reference is judged against an answer
+    made first to its question, one per question shared by both orders (and by every pair on that question in a
+    run: a tournament answers each question once); the result records `reference_source` and `made_reference`.
+    Two replies to a shared history are answered as that history's next turn; two different conversations answer
+    no one question (InputError).
     """
 
     def __init__(
@@ -181,6 +189,8 @@ class PairwiseJudge:
         max_concurrency: int | None = None,
         cache: bool | str | CallCache | None = True,
         transport: Transport | None = None,
+        commit_first: CommitFirst = None,
+        solver: Any = None,
         **litellm_kwargs: Any,
     ) -> None:
         self.aspects = _aspects(aspects)
@@ -218,9 +228,12 @@ class PairwiseJudge:
         )
         # The pointwise method scores each response alone under its template, through the same caller.
         template = get_template(pointwise_template)
-        self.pointwise_judge = LLMJudge.from_caller(
-            self.caller, template, name, explanations, anchors=_anchors(template, self.examples)
+        self.pointwise_judge = LLMJudge.from_caller(  # the pair commits first, once for both responses
+            self.caller, template, name, explanations, anchors=_anchors(template, self.examples), commit_first=False
         )
+        self.commit_first = commit_first
+        self.solver = solver
+        _ = self.committer  # a bad commit_first / solver is one ConfigurationError now
         self.requested_method = method
         self.method: PairwiseMethod = self._resolve_method(method)
 
@@ -285,14 +298,32 @@ class PairwiseJudge:
             "examples": self.examples,
             "lean": self.lean,
             "calibration": self.calibration,
+            "commit_first": self.commit_first,
+            "solver": self.solver,
             **self.caller.options(),
         }
         current.update(changes)
         return PairwiseJudge(**current)
 
     def check(self) -> None:
-        """Raise ConfigurationError now if the model cannot be routed (no call is made)."""
+        """Raise ConfigurationError now if the model (or the solver's, when it commits first) cannot be routed (no
+        call is made)."""
         self.caller.check()
+        if self.committer is not None:
+            self.committer.check()
+
+    def check_items(self, items: Sequence[PairItem]) -> None:
+        """InputError now for a comparison this judge cannot make as configured (committing first, two different
+        conversations without a reference: they answer no one question)."""
+        if self.committer is None:
+            return
+        for position, item in enumerate(items):
+            if self._given(item) is None and pair_question(item) is None:
+                raise InputError(
+                    f"judge {self.display_name!r} commits first, but comparison {position} is of two different "
+                    "conversations: they answer no one question; compare replies to a shared history, give "
+                    "references, or turn commit_first off"
+                )
 
     def align(self, labelled: pd.DataFrame, label: str = "label", **options: Any) -> PairwiseJudge:
         """A copy aligned with a person's A / B / tie labels (columns question, response_a, response_b; or
@@ -486,6 +517,7 @@ class PairwiseJudge:
         """Async twin of `compare`."""
         items = one_pair(question, response_a, response_b, reference, **conversations)
         self.check()
+        self.check_items(items)
         async with run_scope(max_cost_usd=max_cost_usd, makers=[self]) as run:
             results = await self.acompare_items(items, run.session, run.progress)
         return results[0].model_copy(update={"provenance": provenance(self)})
@@ -538,6 +570,7 @@ class PairwiseJudge:
         """Async twin of `compare_many`."""
         items, frame = pairs_from(data, responses_a, responses_b, references, **conversations)
         self.check()
+        self.check_items(items)
         async with run_scope(
             progress, len(items), f"comparing ({self.display_name})", max_cost_usd=max_cost_usd, makers=[self]
         ) as run:
@@ -556,12 +589,47 @@ class PairwiseJudge:
             compare, params = self._orders, self.request_params()
 
         async def one(item: PairItem) -> PairwiseResult:
-            verdicts = await compare(item, session, params, label)
-            return PairwiseResult.from_orders(
+            if self.committer is None:
+                verdicts = await compare(item, session, params, label)
+                return PairwiseResult.from_orders(
+                    item, label, verdicts, list(self.aspects), self.tie_margin, self.lean, self.calibration
+                )
+            committed = await self.committer.commit(self._given(item), pair_question(item), session)
+            if committed.failed:
+                return self._unanswered(item, label, committed)
+            verdicts = await compare(replace(item, reference=committed.reference), session, params, label)
+            verdicts[0] = verdicts[0].model_copy(update=Usage.total([verdicts[0], committed.usage]).usage_fields())
+            result = PairwiseResult.from_orders(
                 item, label, verdicts, list(self.aspects), self.tie_margin, self.lean, self.calibration
             )
+            return result.model_copy(update={"reference_source": committed.source, "made_reference": committed.made})
 
         return list(await asyncio.gather(*(counted(progress, one(item)) for item in items)))
+
+    def _given(self, item: PairItem) -> str | None:
+        """The reference given for a comparison: its own, else the judge's `reference`."""
+        return item.reference if item.reference is not None else self.reference
+
+    def _unanswered(self, item: PairItem, label: str, committed: Committed) -> PairwiseResult:
+        """The result of a comparison left without a verdict because its answer could not be made first: each
+        order records the error (the first also the answer's cost)."""
+        orders = (False, True) if self.swap else (False,)
+        usage = [committed.usage, *([SHARED] * (len(orders) - 1))]
+        verdicts = [
+            OrderVerdict(judge=label, swapped=s, error=committed.error, **u.usage_fields())
+            for s, u in zip(orders, usage)
+        ]
+        return PairwiseResult(
+            **pair_texts(item),
+            judge=label,
+            winner=None,
+            consistent=None,
+            confidence=None,
+            aspects=dict.fromkeys(self.aspects),
+            verdicts=verdicts,
+            error=committed.error,
+            reference_source=committed.source,
+        )
 
     def _order_request(self, item: PairItem, swapped: bool) -> tuple[str | None, tuple[dict[str, str], ...]]:
         """The messages of one order's request (b shown first when `swapped`), and what was left out of its
@@ -589,7 +657,10 @@ class PairwiseJudge:
         ]
 
     def _requests(self, item: PairItem) -> list[tuple[dict[str, str], ...]]:
-        """The messages of every request comparing `item` sends (what an estimate counts)."""
+        """The messages of every request comparing `item` sends (what an estimate counts; a judge that commits
+        first compares against an answer of typical length)."""
+        if self.committer is not None and self._given(item) is None:
+            item = replace(item, reference=PLACEHOLDER_REFERENCE)
         if self.method == "pointwise":
             judge = self.pointwise_judge
             params = judge.request_params(prefilled=judge.uses_prefill())
@@ -601,7 +672,12 @@ class PairwiseJudge:
         run sends, both orders or both pointwise scores, and a typical completion length."""
         requests = [messages for item in items for messages in self._requests(item)]
         completion = typical_completion_tokens(self.explanations)
-        return estimate_calls(self.caller, name or self.display_name, requests, completion)
+        judging = estimate_calls(self.caller, name or self.display_name, requests, completion)
+        committer = self.committer
+        questions = [q for item in items if self._given(item) is None and (q := pair_question(item)) is not None]
+        if committer is None or not questions:
+            return judging
+        return with_answers(judging, committer.estimate(questions, name or self.display_name))
 
     def estimate_cost(
         self,
@@ -704,6 +780,17 @@ class PairwiseJudge:
                 )
             )
         return verdicts
+
+
+def pair_question(item: PairItem) -> Question | None:
+    """The one question both sides of a comparison answer: its question, or the shared history two replies
+    continue; None for two different conversations."""
+    first, second = item.conversation_a, item.conversation_b
+    if first is None or second is None:
+        return question_of(Item(item.question, item.response_a))
+    return (
+        question_of(Item(item.question, item.response_a, conversation=first)) if shares_history(first, second) else None
+    )
 
 
 def _own(label: str, swapped: bool) -> Slot:

@@ -168,6 +168,11 @@ class PairwisePanel:
         for judge in self.judges:
             judge.check()
 
+    def check_items(self, items: Sequence[PairItem]) -> None:
+        """InputError now for a comparison some judge cannot make as configured (see `PairwiseJudge.check_items`)."""
+        for judge in self.judges:
+            judge.check_items(items)
+
     def align(self, labelled: pd.DataFrame, label: str = "label", **options: Any) -> PairwisePanel:
         """A panel of aligned members (A / B / tie labels), weighted by held-out agreement when that helps, carrying
         its `alignment_report`. Options as `LLMJudge.align`'s (`templates`: the pointwise templates tried)."""
@@ -261,6 +266,7 @@ class PairwisePanel:
         """Async twin of `compare`."""
         items = one_pair(question, response_a, response_b, reference, **conversations)
         self.check()
+        self.check_items(items)
         async with run_scope(max_cost_usd=max_cost_usd, makers=[self]) as run:
             compared = (await self.acompare_items(items, run.session, run.progress))[0]
         return compared.model_copy(update={"provenance": provenance(self)})
@@ -308,6 +314,7 @@ class PairwisePanel:
         """Async twin of `compare_many`."""
         items, frame = pairs_from(data, responses_a, responses_b, references, **conversations)
         self.check()
+        self.check_items(items)
         async with run_scope(
             progress, len(items) * len(self.judges), self.display_name, max_cost_usd=max_cost_usd, makers=[self]
         ) as run:

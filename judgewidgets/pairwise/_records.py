@@ -170,6 +170,12 @@ class PairwiseResult(BaseModel, Keepable):
     aspects: dict[str, Winner | None] = Field(default_factory=dict)
     verdicts: list[OrderVerdict]
     error: str | None = None
+    reference_source: str | None = Field(
+        None,
+        description="For a judge that commits first, the reference both orders were judged against: 'given', "
+        "'judge' (its own model answered first) or 'solver:NAME'; None when it does not commit first.",
+    )
+    made_reference: str | None = Field(None, description="The answer made first that the comparison used.")
     provenance: dict[str, Any] = Field(
         default_factory=dict, exclude=True, repr=False, description="The judge's settings (no secrets)."
     )
@@ -303,6 +309,9 @@ class PairwiseResult(BaseModel, Keepable):
             out[f"explanation_{suffix}"] = order.explanation if order else None
             out[f"raw_{suffix}"] = order.raw if order else None
         out["error"] = self.error
+        if self.reference_source is not None:
+            out["reference_source"] = self.reference_source
+            out["made_reference"] = self.made_reference
         usage = self.usage
         out["latency_s"] = usage.latency_s
         out["prompt_tokens"] = usage.prompt_tokens

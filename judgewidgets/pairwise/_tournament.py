@@ -25,7 +25,7 @@ from ._formats import PairingFormat, get_format
 from ._games import Games, kendall_tau
 from ._judge import PairwiseComparer, PairwiseJudge
 from ._ratings import DEFAULT_PRIOR, RANKING_COLUMNS, RatingMethod, get_rating
-from ._records import PairItem, continued, shown
+from ._records import PairItem, PairwiseResult, continued, shown
 from ._state import TournamentState, pool_size
 
 if TYPE_CHECKING:
@@ -329,6 +329,15 @@ class Tournament:
             raise InputError(f"questions has {len(asked)} entries for {count} conversations per candidate")
         refs = _texts("references", references, len(asked), optional=True)
         self.judge.check()
+        check_items = getattr(self.judge, "check_items", None)
+        if callable(check_items):  # a judge that commits first: every question must be one it can answer
+            first, second = names[0], names[1]
+            check_items(
+                [
+                    PairItem(q, answers[first][t], answers[second][t], refs[t], *_views(views, first, second, t))
+                    for t, q in enumerate(asked)
+                ]
+            )
         rng = np.random.default_rng(self.seed)
         k, q = len(names), len(asked)
         budget = min(self.budget or self.format.default_budget(k, q), pool_size(k, q))
@@ -342,7 +351,8 @@ class Tournament:
                 if not proposal:
                     break
                 await self._play(proposal, asked, answers, refs, names, state, run.session, run.progress, rows, views)
-        matches = pd.DataFrame(rows, columns=MATCH_COLUMNS)
+        committing = any("reference_source" in row for row in rows)
+        matches = pd.DataFrame(rows, columns=MATCH_COLUMNS + (COMMIT_COLUMNS if committing else []))
         ranking = self._rank(matches, names)
         return TournamentResult(
             ranking=ranking,
@@ -401,6 +411,7 @@ class Tournament:
                         "consistent": result.consistent,
                         "error": verdict.error or result.error,
                         **verdict.usage_fields(),
+                        **_committed(result),
                     }
                 )
         state.record(a, b, scores, swapped, outcome)
@@ -422,6 +433,28 @@ class Tournament:
         return ranking.reset_index(drop=True)
 
 
+def _views(
+    views: dict[str, list[JudgedConversation]] | None, first: str, second: str, question: int
+) -> tuple[JudgedConversation | None, JudgedConversation | None]:
+    """The two candidates' judged conversations on one question (None, None for plain responses)."""
+    return (None, None) if views is None else (views[first][question], views[second][question])
+
+
+def _committed(result: Any) -> dict[str, Any]:
+    """The reference a committing judge compared a pair against (nothing for a judge that does not commit first;
+    a panel's: its judges' sources, joined)."""
+    results = [result] if isinstance(result, PairwiseResult) else list(getattr(result, "vote_list", []))
+    sources = [r.reference_source for r in results if r.reference_source is not None]
+    if not sources:
+        return {}
+    made = [r.made_reference for r in results if r.made_reference is not None]
+    return {
+        "reference_source": ", ".join(dict.fromkeys(sources)),
+        "made_reference": " | ".join(dict.fromkeys(made)) or None,
+    }
+
+
+COMMIT_COLUMNS = ["reference_source", "made_reference"]
 MATCH_COLUMNS = [
     "pair_id",
     "batch",

@@ -10,6 +10,11 @@ For each item, over the stages with a positive weight that produced a score (S, 
 An item needs human review, with every reason listed, when a stage failed (`flag_failures`), the spread exceeds
 `max_spread`, the final score is below `min_score`, and always when no stage produced a score. Stages with
 weight 0 are run and reported but do not count.
+
+Commit-first (`commit_first=True` or `solver=`): before any stage, each distinct question without a reference is
+answered once and every stage grades against that answer as the item's reference (columns `reference_source` and
+`made_reference`; the answers' cost is `attrs["usage"]["commit-first"]`). An item whose answer could not be made is
+scored by no stage (each stage's error says why).
 """
 
 from __future__ import annotations
@@ -28,10 +33,12 @@ from .._runner import run_sync
 from .._saved import provenance
 from ..aspects import AspectEvaluator
 from ..conversations import Target, check_target
-from ..engine import CallSession, Usage
+from ..engine import Caller, CallSession, Usage
 from ..pairwise import PairwiseComparer
 from ..rubrics import CriterionGrader, LeveledRubric, Rubric
 from ..scoring import CostEstimate, LLMJudge
+from ..scoring._commit import PLACEHOLDER_REFERENCE, CommitFirst, Committed, Committer, committer, question_of
+from ..scoring._cost import JudgeCostEstimate
 from ..scoring._panel import LLMPanel
 from ._stages import (
     AspectStage,
@@ -102,6 +109,9 @@ class EvaluationPipeline:
     how each kind's score is normalised); `weights` maps the same names to non-negative weights (default 1
     each). Final score, spread, confidence and review rules are documented in the module docstring. A pairwise
     stage compares each response with `baselines[i]`: win 1, tie 0.5, loss 0.
+    `commit_first` / `solver` (see the module docstring): one answer per question for every stage, made by
+    `solver` (a model string, Generator or Solver), else by the stages' judges' model when they all share one
+    (several models need `solver=`: ConfigurationError).
     """
 
     def __init__(
@@ -111,6 +121,9 @@ class EvaluationPipeline:
         max_spread: float | None = 0.3,
         min_score: float | None = 0.5,
         flag_failures: bool = True,
+        *,
+        commit_first: CommitFirst = None,
+        solver: Any = None,
     ) -> None:
         if not isinstance(judges, Mapping) or not judges:
             raise ConfigurationError("a pipeline needs judges as a non-empty {name: judge} mapping")
@@ -128,6 +141,21 @@ class EvaluationPipeline:
         if not isinstance(flag_failures, bool):
             raise ConfigurationError(f"flag_failures must be True or False, got {flag_failures!r}")
         self.flag_failures = flag_failures
+        self.commit_first = commit_first
+        self.solver = solver
+        self.committer = self._committer()
+
+    def _committer(self) -> Committer | None:
+        """The pipeline's committer: `solver`'s, else the one model every stage's judges share."""
+        callers = [c for stage in self.stages.values() for c in stage_callers(stage)]
+        if self.commit_first and self.solver is None:
+            models = sorted({c.model for c in callers})
+            if len(models) != 1:
+                raise ConfigurationError(
+                    "commit_first answers each question with the stages' model, but they use "
+                    f"{', '.join(models) or 'no model judgewidgets knows'}: name the one that answers with solver="
+                )
+        return committer(self.commit_first, self.solver, callers[0] if callers else Caller("local"))
 
     def _check_weights(self, weights: Mapping[str, float] | None) -> dict[str, float]:
         names = list(self.stages)
@@ -160,11 +188,14 @@ class EvaluationPipeline:
         return f"EvaluationPipeline({inner}, max_spread={self.max_spread}, min_score={self.min_score})"
 
     def check(self) -> None:
-        """Raise ConfigurationError now for any stage whose models cannot be routed (no call is made)."""
+        """Raise ConfigurationError now for any stage whose models (or the solver's) cannot be routed (no call is
+        made)."""
         for stage in self.stages.values():
             check = getattr(stage, "check", None)
             if callable(check):
                 check()
+        if self.committer is not None:
+            self.committer.check()
 
     # --- running ------------------------------------------------------------------------------------------
 
@@ -222,15 +253,6 @@ class EvaluationPipeline:
         """Async twin of `run`."""
         pipeline_items = self._items(prompts, responses, references, baselines, contexts, conversations, target)
         self.check()
-
-        async def one(name: str, stage: PipelineStage, session: CallSession) -> list[StageScore]:
-            try:
-                return _checked(name, await stage.ascore(pipeline_items, session), len(pipeline_items))
-            except (ConfigurationError, InputError):
-                raise
-            except Exception as exc:  # a stage's bug must not lose the other stages' work
-                return [StageScore(error=f"{type(exc).__name__}: {exc}")] * len(pipeline_items)
-
         async with run_scope(
             progress,
             len(self.stages),
@@ -238,11 +260,41 @@ class EvaluationPipeline:
             max_cost_usd=max_cost_usd,
             makers=[self],
         ) as run:
-            stages = (counted(run.progress, one(n, s, run.session)) for n, s in self.stages.items())
-            per_stage = await asyncio.gather(*stages)
-        table = self.combine(pipeline_items, dict(zip(self.stages, per_stage)))
+            committed = await self._commit(pipeline_items, run.session)
+            graded = [i for i, c in enumerate(committed) if c is None or not c.failed]
+            shown = [
+                item if c is None else replace(item, reference=c.reference)
+                for item, c in ((pipeline_items[i], committed[i]) for i in graded)
+            ]
+
+            async def one(name: str, stage: PipelineStage) -> list[StageScore]:
+                scores = [StageScore(error=c.error if c else None) for c in committed]
+                try:
+                    found = _checked(name, await stage.ascore(shown, run.session), len(shown)) if shown else []
+                except (ConfigurationError, InputError):
+                    raise
+                except Exception as exc:  # a stage's bug must not lose the other stages' work
+                    found = [StageScore(error=f"{type(exc).__name__}: {exc}")] * len(shown)
+                for position, score in zip(graded, found):
+                    scores[position] = score
+                return scores
+
+            per_stage = await asyncio.gather(*(counted(run.progress, one(n, s)) for n, s in self.stages.items()))
+        table = self.combine(pipeline_items, dict(zip(self.stages, per_stage)), committed)
         table.attrs["provenance"] = provenance(self)
         return table
+
+    async def _commit(self, items: Sequence[PipelineItem], session: CallSession) -> list[Committed | None]:
+        """What committing first gave each item (None everywhere when the pipeline does not commit first)."""
+        if self.committer is None:
+            return [None] * len(items)
+        made = self.committer
+
+        async def one(item: PipelineItem) -> Committed:
+            question = question_of(item.as_item()) if item.reference is None else None
+            return await made.commit(item.reference, question, session)
+
+        return list(await asyncio.gather(*(one(item) for item in items)))
 
     def _items(
         self,
@@ -317,7 +369,12 @@ class EvaluationPipeline:
         """What `run` on the same arguments would spend (no call is made): one row per judge of every stage,
         named `<stage>: <judge>`. A stage of your own is counted when it has `estimate(items)`."""
         items = self._items(prompts, responses, references, baselines, contexts, conversations, target)
-        rows = []
+        rows: list[JudgeCostEstimate] = []
+        if self.committer is not None:
+            questions = [q for i in items if i.reference is None and (q := question_of(i.as_item())) is not None]
+            answering = self.committer.estimate(questions, "commit-first")
+            rows.append(answering.model_copy(update={"answering_calls": answering.calls, "solver": answering.model}))
+            items = [replace(i, reference=i.reference or PLACEHOLDER_REFERENCE) for i in items]
         for name, stage in self.stages.items():
             estimate = getattr(stage, "estimate", None)
             if callable(estimate):
@@ -326,8 +383,14 @@ class EvaluationPipeline:
 
     # --- combining ----------------------------------------------------------------------------------------
 
-    def combine(self, items: Sequence[PipelineItem], scores: Mapping[str, Sequence[StageScore]]) -> PipelineTable:
-        """The result table from every stage's scores (the module docstring has the formulas)."""
+    def combine(
+        self,
+        items: Sequence[PipelineItem],
+        scores: Mapping[str, Sequence[StageScore]],
+        committed: Sequence[Committed | None] = (),
+    ) -> PipelineTable:
+        """The result table from every stage's scores (the module docstring has the formulas), and what
+        committing first gave each item when it did."""
         total_weight = sum(self.weights.values())
         rows: list[dict[str, Any]] = []
         for index, item in enumerate(items):
@@ -373,9 +436,25 @@ class EvaluationPipeline:
         frame.attrs["usage"] = {name: Usage.total(s).model_dump() for name, s in scores.items()}
         if any(i.reference is not None for i in items):
             frame.insert(2, "reference", [i.reference for i in items])
+        if any(c is not None for c in committed):
+            place = frame.columns.get_loc("final_score")
+            frame.insert(place, "made_reference", [c.made if c else None for c in committed])
+            frame.insert(place, "reference_source", [c.source if c else None for c in committed])
+            frame.attrs["usage"]["commit-first"] = Usage.total(c.usage for c in committed if c).model_dump()
         if any(i.baseline is not None for i in items):
             frame.insert(frame.columns.get_loc("final_score"), "baseline", [i.baseline for i in items])
         return frame
+
+
+def stage_callers(stage: object) -> list[Caller]:
+    """The callers of the judges behind a stage (a panel's, a grader's, a pairwise judge's or panel's, an aspect
+    evaluator's); none for a stage of your own."""
+    holders: list[Any] = [getattr(stage, "panel", None), getattr(stage, "grader", None), getattr(stage, "judge", None)]
+    evaluator = getattr(stage, "evaluator", None)
+    if evaluator is not None:
+        holders.append(getattr(evaluator, "panel", None))
+    judges = [j for h in holders if h is not None for j in getattr(h, "judges", [h])]
+    return [c for j in judges if isinstance(c := getattr(j, "caller", None), Caller)]
 
 
 def _checked(name: str, scores: Sequence[StageScore], n_items: int) -> list[StageScore]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from enum import Enum
 from typing import Any, Literal
 
@@ -15,6 +16,11 @@ BINARY_AGGREGATIONS = ("majority", "weighted", "unanimous", "any")
 ORDINAL_AGGREGATIONS = ("mean", "median", "weighted_mean", "mode", "min", "max")
 NOMINAL_AGGREGATIONS = ("mode", "weighted_mode", "unanimous")
 NA_LABEL = "Cannot assess / not applicable"
+# Words that make a criterion one about correctness when it does not say (`Criterion.correctness`).
+CORRECTNESS_WORDS = re.compile(
+    r"\b(correct(ly|ness)?|incorrect(ly)?|accura(te|tely|cy)|inaccura(te|cy)|factual(ly)?|wrong|errors?|mistakes?)\b",
+    re.IGNORECASE,
+)
 
 
 class CriterionVerdict(str, Enum):
@@ -65,7 +71,9 @@ class Criterion(BaseModel):
     """One requirement of a rubric, with a weight (negative weights penalise: the criterion is a flaw).
 
     Without options it is binary; with options it is multi-choice, ordinal by default or nominal.
-    `aggregation` overrides the grader's ensemble strategy for this criterion alone.
+    `aggregation` overrides the grader's ensemble strategy for this criterion alone. `correctness` says whether the
+    criterion is about getting the answer right: a grader that commits first shows such criteria the answer made
+    first as the reference (None: decided from its words, see `about_correctness`).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -76,6 +84,7 @@ class Criterion(BaseModel):
     scale_type: ScaleType = "binary"
     options: tuple[CriterionOption, ...] | None = None
     aggregation: str | None = None
+    correctness: bool | None = None
 
     def __init__(
         self,
@@ -85,6 +94,7 @@ class Criterion(BaseModel):
         scale_type: ScaleType | None = None,
         options: list[CriterionOption] | list[dict[str, Any]] | None = None,
         aggregation: str | None = None,
+        correctness: bool | None = None,
         **data: Any,
     ) -> None:
         requirement = requirement if requirement is not None else data.pop("requirement", None)
@@ -99,6 +109,7 @@ class Criterion(BaseModel):
             "scale_type": scale_type,
             "options": tuple(options) if options is not None else None,
             "aggregation": aggregation,
+            "correctness": correctness,
             **data,
         }
         super().__init__(**_validated(_CriterionFields, f"criterion {name or requirement!r}", fields))
@@ -108,6 +119,14 @@ class Criterion(BaseModel):
     @property
     def is_multi_choice(self) -> bool:
         return self.options is not None
+
+    @property
+    def about_correctness(self) -> bool:
+        """Whether the criterion is about getting the answer right: `correctness` when given, else whether its
+        name or requirement speaks of it (correct, incorrect, accurate, factual, wrong, error, mistake)."""
+        if self.correctness is not None:
+            return self.correctness
+        return bool(CORRECTNESS_WORDS.search(f"{self.name or ''} {self.requirement}"))
 
     @property
     def label(self) -> str:
@@ -155,6 +174,7 @@ class _CriterionFields(BaseModel):
     scale_type: ScaleType = "binary"
     options: tuple[CriterionOption, ...] | None = None
     aggregation: str | None = None
+    correctness: bool | None = None
 
     @model_validator(mode="after")
     def _check(self) -> _CriterionFields:

@@ -14,16 +14,17 @@ from .._constants import PREFILLED_EXPLAINED_MAX_TOKENS, PREFILLED_MAX_TOKENS
 from .._errors import ConfigurationError, InputError
 from .._probabilities import label_probabilities, prefix_free
 from .._progress import Progress, counted
-from .._records import _as_text_list, build_conversation_items, check_encodable
+from .._records import Item, _as_text_list, build_conversation_items, check_encodable
 from .._run import run_scope
 from .._runner import run_sync
 from .._saved import provenance
 from ..conversations import Target, check_target, fit_to_context
 from ..conversations._render import JudgedConversation
-from ..engine import Answer, CallSession
+from ..engine import Answer, CallSession, Usage
 from ..engine._litellm import is_local_model
 from ..scoring import CostEstimate, JudgeCostEstimate, LLMJudge
-from ..scoring._cost import estimate_calls, typical_completion_tokens
+from ..scoring._commit import PLACEHOLDER_REFERENCE, CommitFirst, Committed, Question, question_of
+from ..scoring._cost import estimate_calls, typical_completion_tokens, with_answers
 from ._aggregate import aggregate_binary, aggregate_choice
 from ._criterion import (
     BINARY_AGGREGATIONS,
@@ -62,6 +63,13 @@ class CriterionGrader:
     for a flaw, is the submission free of it), mapped back onto MET / UNMET. The default (None) picks per judge:
     "statement" for the embedded judge, which answers MET for most submissions when asked AutoRubric's way
     (measured in benchmarks/rubric_criteria.py), "met_unmet" for the rest.
+
+    `commit_first` and `solver` (as LLMJudge's; given here, they apply to every judge, else each judge's own hold):
+    on the criteria about correctness (`Criterion.about_correctness`), a judge grades a submission without a
+    reference against an answer to its query made first, once per query for all criteria; each vote records its
+    `reference_source` and `made_reference`, and a failed answer leaves the vote abstaining with the error. The
+    other criteria are graded as without it. A rubric without a correctness criterion, or a submission without a
+    query (or the judged turn of a conversation), is an InputError before any call.
     """
 
     def __init__(
@@ -76,6 +84,9 @@ class CriterionGrader:
         partial_credit: float = 0.5,
         auto_na_option: bool = True,
         binary_prompt: BinaryPrompt | None = None,
+        *,
+        commit_first: CommitFirst = None,
+        solver: Any = None,
         **judge_kwargs: Any,
     ) -> None:
         if isinstance(judges, (str, LLMJudge)):
@@ -88,6 +99,8 @@ class CriterionGrader:
                 judge = LLMJudge(judge, **judge_kwargs)
             elif not isinstance(judge, LLMJudge):
                 raise ConfigurationError(f"judge {i} is a {type(judge).__name__}; give a model string or an LLMJudge")
+            if commit_first is not None or solver is not None:
+                judge = judge.with_options(commit_first=commit_first, solver=solver)
             built.append(judge)
         self.judges = built
         self.judge_ids = [j.name or f"judge_{i + 1}" for i, j in enumerate(built)]
@@ -123,6 +136,31 @@ class CriterionGrader:
             f"seed={self.seed}"
             + (f", binary_prompt={self.binary_prompt!r})" if self.binary_prompt is not None else ")")
         )
+
+    def check_questions(
+        self,
+        rubric: Rubric,
+        queries: Sequence[str | None],
+        references: Sequence[str | None] | None,
+        views: Sequence[JudgedConversation | None] | None,
+    ) -> None:
+        """InputError before any call when a judge commits first but cannot: the rubric has no criterion about
+        correctness, or a submission without a reference answers no question (no query, a whole conversation)."""
+        if not any(judge.committer is not None for judge in self.judges):
+            return
+        if not any(c.about_correctness for c in rubric):
+            raise InputError(
+                "commit-first grades the criteria about correctness against an answer made first, and this rubric "
+                "has none: mark one Criterion(..., correctness=True), or turn commit_first off"
+            )
+        for i, query in enumerate(queries):
+            view = views[i] if views else None
+            given = references[i] if references else None
+            if given is None and _question(query, "", None, view) is None:
+                raise InputError(
+                    f"commit-first answers each submission's query first, and submission {i} has none (no query, "
+                    "or a whole conversation): give queries (query_col) or references, or turn commit_first off"
+                )
 
     def binary_prompt_for(self, judge: LLMJudge) -> BinaryPrompt:
         """How `judge` is asked binary criteria: `binary_prompt`, else "statement" for the embedded judge."""
@@ -198,6 +236,7 @@ class CriterionGrader:
                 check_encodable(name, None, text)
         for judge in self.judges:
             judge.check()
+        self.check_questions(rubric, [query], [reference], [view])
         async with run_scope(max_cost_usd=max_cost_usd, makers=self.judges) as run:
             report = await self._grade_item(
                 rubric, submission, query, reference, run.session, run.progress, context, view
@@ -261,6 +300,7 @@ class CriterionGrader:
         truth = read_ground_truth(frame, rubric, ground_truth) if ground_truth is not None else None
         for judge in self.judges:
             judge.check()
+        self.check_questions(rubric, queries or [None] * len(submissions), references, views)
         calls = len(submissions) * len(self.judges) * len(rubric)
         async with run_scope(
             progress, calls, f"grading {len(rubric)} criteria", max_cost_usd=max_cost_usd, makers=self.judges
@@ -396,23 +436,21 @@ class CriterionGrader:
         requests a run sends, options shuffled as the run shuffles them, and a typical verdict with its reason."""
         criteria = self.effective(rubric)
         requests: dict[str, list[tuple[dict[str, str], ...]]] = {judge_id: [] for judge_id in self.judge_ids}
+        asked: list[Question] = []
         for i, submission in enumerate(submissions):
             query = queries[i] if queries else None
             reference, context = references[i] if references else None, contexts[i] if contexts else None
+            view = conversations[i] if conversations else None
+            question = _question(query, submission, context, view) if reference is None else None
+            if question is not None and any(c.about_correctness for c in criteria):
+                asked.append(question)
             key = item_key(submission, query)
             for index, criterion in enumerate(criteria):
                 for judge, judge_id in zip(self.judges, self.judge_ids):
+                    committing = judge.committer is not None and criterion.about_correctness
+                    shown = PLACEHOLDER_REFERENCE if committing and question is not None else reference
                     _, messages, _ = self._question(
-                        judge,
-                        judge_id,
-                        index,
-                        criterion,
-                        submission,
-                        query,
-                        reference,
-                        key,
-                        context,
-                        conversations[i] if conversations else None,
+                        judge, judge_id, index, criterion, submission, query, shown, key, context, view
                     )
                     requests[judge_id].append(messages)
         estimates = []
@@ -423,7 +461,10 @@ class CriterionGrader:
                 c.is_multi_choice or binary_question(c, prompt).explained(judge.explanations) for c in criteria
             )
             completion = typical_completion_tokens(explained)
-            estimates.append(estimate_calls(judge.caller, judge_id, requests[judge_id], completion))
+            estimate = estimate_calls(judge.caller, judge_id, requests[judge_id], completion)
+            if judge.committer is not None and asked:
+                estimate = with_answers(estimate, judge.committer.estimate(asked, judge_id))
+            estimates.append(estimate)
         return estimates
 
     def estimate_cost(
@@ -458,6 +499,13 @@ class CriterionGrader:
         context: str | None = None,
         conversation: JudgedConversation | None = None,
     ) -> CriterionVote:
+        committed = None
+        if judge.committer is not None and criterion.about_correctness:
+            asked = _question(query, submission, context, conversation) if reference is None else None
+            committed = await judge.committer.commit(reference, asked, session)
+            reference = committed.reference
+        if committed is not None and committed.failed:
+            return self._unanswered(judge, judge_id, criterion, committed)
         order, messages, shortened = self._question(
             judge, judge_id, index, criterion, submission, query, reference, key, context, conversation
         )
@@ -483,7 +531,20 @@ class CriterionGrader:
             vote = _binary_vote(judge_id, judge.weight, answer, question.verdict_probabilities(shown))
         else:
             vote = _choice_vote(judge_id, judge.weight, criterion, order, answer, shown)
+        if committed is not None:
+            spent = Usage.total([vote, committed.usage]).usage_fields()
+            vote = vote.model_copy(update={**spent, **_without_error(committed.recorded)})
         return vote if shortened is None else vote.model_copy(update={"shortened": shortened})
+
+    def _unanswered(self, judge: LLMJudge, judge_id: str, criterion: Criterion, committed: Committed) -> CriterionVote:
+        """The vote of a judge whose answer to the query could not be made first: it abstains with the error."""
+        failed: Answer[Any] = Answer(value=None, error=committed.error)
+        if criterion.is_multi_choice:
+            order = list(range(len(criterion.option_list)))
+            vote = _choice_vote(judge_id, judge.weight, criterion, order, failed, None)
+        else:
+            vote = _binary_vote(judge_id, judge.weight, failed, None)
+        return vote.model_copy(update={**committed.usage.usage_fields(), **committed.recorded})
 
     def aggregate(self, criterion: Criterion, votes: Sequence[CriterionVote]) -> CriterionResult:
         """One criterion's outcome from its votes, under this grader's (or the criterion's) strategy."""
@@ -604,6 +665,20 @@ def _worst_value(criterion: Criterion) -> float:
     if not criterion.is_multi_choice:
         return 0.0
     return criterion.option_list[criterion.worst_scored_option()].value
+
+
+def _question(
+    query: str | None, submission: str, context: str | None, conversation: JudgedConversation | None
+) -> Question | None:
+    """The question a submission answers: its query (after any context), or a conversation's history before the
+    judged turn; None when there is none."""
+    if conversation is None and query is None:
+        return None
+    return question_of(Item(query or "", submission, context=context, conversation=conversation))
+
+
+def _without_error(recorded: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in recorded.items() if k != "error"}
 
 
 def _check_rubric(rubric: object) -> None:

@@ -39,6 +39,12 @@ class CriterionVote(Usage):
     shortened: str | None = Field(
         None, description="Which turns of a conversation were left out to fit the judge's context (None: read whole)."
     )
+    reference_source: str | None = Field(
+        None,
+        description="On a criterion about correctness, graded by a judge that commits first: the reference it graded "
+        "against, 'given', 'judge' or 'solver:NAME' (None otherwise).",
+    )
+    made_reference: str | None = Field(None, description="The answer made first that this vote graded against.")
 
 
 class CriterionResult(BaseModel):

@@ -1,8 +1,10 @@
 """Scoring single responses: a judge (a Caller and a Template), panels of judges, their results, aggregates,
-cost estimates, generating responses first, the panel chart and the table a person reads."""
+cost estimates, generating responses first, answering questions first (commit-first), the panel chart and the table a
+person reads."""
 
 from ._aggregate import aggregate
 from ._chart import panel_chart
+from ._commit import ModelSolver, Question, Solution, Solver
 from ._cost import CostEstimate, JudgeCostEstimate
 from ._generate import Generator
 from ._judge import Judge, LLMJudge
@@ -19,8 +21,12 @@ __all__ = [
     "LLMJudge",
     "LLMPanel",
     "MinimalJudge",
+    "ModelSolver",
     "PanelResult",
+    "Question",
     "ReadableTable",
+    "Solution",
+    "Solver",
     "aggregate",
     "as_judge",
     "panel_chart",

@@ -30,6 +30,8 @@ class JudgeCostEstimate(BaseModel):
     endpoint: str | None = None
     rpm: float | None = None
     tpm: float | None = None
+    answering_calls: int = 0  # of `calls`, those answering questions first (commit-first)
+    solver: str | None = None  # the model that answers them, when the judge commits first
 
 
 class CostEstimate(BaseModel):
@@ -85,9 +87,10 @@ class CostEstimate(BaseModel):
         for j in self.judges:
             cost = "no price" if j.cost_usd is None else f"${j.cost_usd:.4f}"
             limits = ", ".join(f"{v:,.0f} {k}" for k, v in (("RPM", j.rpm), ("TPM", j.tpm)) if v)
+            answering = f" ({j.answering_calls} answering first with {j.solver})" if j.answering_calls else ""
             lines.append(
-                f"  {j.judge} ({j.model}): {j.calls} calls, ~{j.prompt_tokens + j.completion_tokens} tokens, {cost}"
-                + (f", limits {limits}" if limits else "")
+                f"  {j.judge} ({j.model}): {j.calls} calls{answering}, "
+                f"~{j.prompt_tokens + j.completion_tokens} tokens, {cost}" + (f", limits {limits}" if limits else "")
             )
         return "\n".join(lines)
 
@@ -132,6 +135,21 @@ def estimate_calls(
         endpoint=endpoint,
         rpm=rpm,
         tpm=tpm,
+    )
+
+
+def with_answers(judging: JudgeCostEstimate, answering: JudgeCostEstimate) -> JudgeCostEstimate:
+    """A committing judge's estimate: its judging calls and the calls answering first, added up (the cost is
+    unknown when either's is)."""
+    return judging.model_copy(
+        update={
+            "calls": judging.calls + answering.calls,
+            "prompt_tokens": judging.prompt_tokens + answering.prompt_tokens,
+            "completion_tokens": judging.completion_tokens + answering.completion_tokens,
+            "cost_usd": known_sum([judging.cost_usd, answering.cost_usd]),
+            "answering_calls": judging.answering_calls + answering.calls,
+            "solver": answering.model,
+        }
     )
 
 

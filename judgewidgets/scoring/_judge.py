@@ -17,11 +17,19 @@ from .._run import run_scope
 from .._runner import run_sync
 from .._saved import provenance
 from ..conversations import Target, check_target, fit_to_context
-from ..engine import CallCache, Caller, CallSession, CallSettings, RetryPolicy, Transport, TransportChoice
+from ..engine import CallCache, Caller, CallSession, CallSettings, RetryPolicy, Transport, TransportChoice, Usage
 from ..engine._request import masked, request_text
 from ..templates import Anchor, Template, get_template
 from ._aggregate import check_judge_weight
-from ._cost import CostEstimate, JudgeCostEstimate, estimate_calls, typical_completion_tokens
+from ._commit import (
+    PLACEHOLDER_REFERENCE,
+    CommitFirst,
+    CommitsFirst,
+    Committed,
+    check_questions,
+    question_of,
+)
+from ._cost import CostEstimate, JudgeCostEstimate, estimate_calls, typical_completion_tokens, with_answers
 from ._probability import ProbabilityReading, read_probabilities
 from ._results import JudgeResult
 
@@ -56,7 +64,7 @@ class Judge(Protocol):
     ) -> list[Vote]: ...
 
 
-class LLMJudge:
+class LLMJudge(CommitsFirst):
     """Scores responses with a language model under a template, each score normalised to [0, 1].
 
     `model` is any litellm model string or ``"local"`` (the embedded judge). Extra keyword arguments go to
@@ -79,6 +87,12 @@ class LLMJudge:
     "litellm" forces litellm, "fast" forces the direct HTTP path; a Transport object is used as given.
     `target` says what of a conversation is judged ("last_turn", "whole", "each_turn"; a call's own `target`
     wins); the default (None) is the template's (`Template.target`), else the last turn.
+    `commit_first` (see `scoring._commit`): before grading an item without a reference, a model answers its
+    question (its short answer, temperature 0, once per distinct question per run, cached) and the judge grades
+    the response against that answer as its reference; a reference you give always wins. `solver` names who
+    answers: None (the judge's own model), a model string, a `Generator` or a `Solver`; naming one turns
+    commit-first on. The default (None) is `commit_first_default(model)`. Each vote records its
+    `reference_source` and `made_reference`; a failed answer leaves the vote missing with the error.
     """
 
     def __init__(
@@ -102,6 +116,8 @@ class LLMJudge:
         anchors: Sequence[Anchor] = (),
         calibration: ScoreCalibration | None = None,
         target: Target | None = None,
+        commit_first: CommitFirst = None,
+        solver: Any = None,
         **litellm_kwargs: Any,
     ) -> None:
         self.weight = check_judge_weight(weight)
@@ -128,6 +144,9 @@ class LLMJudge:
         self.calibration = calibration
         self.target: Target | None = None if target is None else check_target(target, error=ConfigurationError)
         self.alignment_report: AlignmentReport | None = None
+        self.commit_first = commit_first
+        self.solver = solver
+        _ = self.committer  # a bad commit_first / solver is one ConfigurationError now
 
     @classmethod
     def from_caller(
@@ -139,10 +158,14 @@ class LLMJudge:
         weight: float = 1.0,
         *,
         anchors: Sequence[Anchor] = (),
+        commit_first: CommitFirst = None,
+        solver: Any = None,
     ) -> LLMJudge:
         """A judge that scores under `template` through an existing caller (its settings and cache shared)."""
         judge = cls(template=template, name=name, explanations=explanations, weight=weight, anchors=anchors)
         judge.caller = caller
+        judge.commit_first, judge.solver = commit_first, solver
+        _ = judge.committer
         return judge
 
     # --- configuration ---------------------------------------------------------------------------------------
@@ -181,6 +204,8 @@ class LLMJudge:
             "anchors": self.anchors,
             "calibration": self.calibration,
             "target": self.target,
+            "commit_first": self.commit_first,
+            "solver": self.solver,
             **self.caller.options(),
         }
         current.update(changes)
@@ -197,8 +222,17 @@ class LLMJudge:
         return self.target or self.template.target or "last_turn"
 
     def check(self) -> None:
-        """Raise ConfigurationError now if the model cannot be routed (no call is made)."""
+        """Raise ConfigurationError now if the model (or the solver's, when it commits first) cannot be routed (no
+        call is made)."""
         self.caller.check()
+        if self.committer is not None:
+            self.committer.check()
+
+    def check_items(self, items: Sequence[Item]) -> None:
+        """InputError now for an item this judge cannot grade as configured (committing first, a whole
+        conversation without a reference: it answers no one question)."""
+        if self.committer is not None:
+            check_questions(items, f"judge {self.display_name!r}")
 
     def estimate_cost(
         self,
@@ -228,12 +262,24 @@ class LLMJudge:
 
     def estimate_items(self, items: Sequence[Item], name: str | None = None) -> JudgeCostEstimate:
         """Tokens and dollars of judging `items`: the prompt tokens of the very requests a run sends (a
-        conversation as the judge reads it, shortened to fit), and a typical completion length."""
+        conversation as the judge reads it, shortened to fit), and a typical completion length. A judge that
+        commits first also counts answering each distinct question without a reference (graded against an
+        answer of typical length)."""
         params = self.request_params(prefilled=self.uses_prefill())
-        requests = [self.request(item, self.item_params(item, params))[1] for item in items]
-        return estimate_calls(
-            self.caller, name or self.display_name, requests, typical_completion_tokens(self.explanations)
-        )
+        committer = self.committer
+        questions, graded = [], []
+        for item in items:
+            question = question_of(item) if committer is not None and item.reference is None else None
+            if question is not None:
+                questions.append(question)
+                item = replace(item, reference=PLACEHOLDER_REFERENCE)
+            graded.append(item)
+        requests = [self.request(item, self.item_params(item, params))[1] for item in graded]
+        label = name or self.display_name
+        judging = estimate_calls(self.caller, label, requests, typical_completion_tokens(self.explanations))
+        if committer is None or not questions:
+            return judging
+        return with_answers(judging, committer.estimate(questions, label))
 
     def uses_probabilities(self) -> bool:
         """Whether calls ask for logprobs: `probability_weighted`, else wherever the model can return them."""
@@ -333,6 +379,7 @@ class LLMJudge:
             default_target=self.default_target,
         )
         self.check()
+        self.check_items(items)
         async with run_scope(
             progress, len(items), f"judging ({self.display_name})", max_cost_usd=max_cost_usd, makers=[self]
         ) as run:
@@ -403,7 +450,15 @@ class LLMJudge:
 
         A reference-grounded judgment's score is the verdict the judge gives after its `matches_reference`, read as any
         other (probability-weighted where it can be): its probabilities follow what the judge said about the
-        reference."""
+        reference. A judge that commits first grades an item without a reference against the answer made first
+        (the vote that made it carries its cost)."""
+        committed: dict[str, Any] = {}
+        spent: list[Usage] = []
+        if self.committer is not None:
+            item, made = await self.commit(item, session)
+            committed, spent = made.recorded, [made.usage]
+            if made.failed:
+                return Vote(item=index, judge=label, score=math.nan, **committed, **made.usage.usage_fields())
         params = self.item_params(item, params)
         item, messages = self.request(item, params)
         answer = await self.caller.ask(session, messages, params, self.template.read, sample)
@@ -433,8 +488,18 @@ class LLMJudge:
             probabilities=reading.probabilities,
             confidence=reading.confidence,
             shortened=item.conversation.shortening if item.conversation is not None else None,
-            **answer.usage().usage_fields(),
+            **committed,
+            **Usage.total([answer.usage(), *spent]).usage_fields(),
         )
+
+    async def commit(self, item: Item, session: CallSession) -> tuple[Item, Committed]:
+        """`item` as this committing judge grades it (the answer made first as its reference when it has none),
+        and what committing gave it (see `Committed`)."""
+        committer = self.committer
+        assert committer is not None
+        question = question_of(item) if item.reference is None else None
+        committed = await committer.commit(item.reference, question, session)
+        return replace(item, reference=committed.reference), committed
 
     # --- alignment -------------------------------------------------------------------------------------------
 

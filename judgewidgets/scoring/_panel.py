@@ -17,6 +17,7 @@ from ..conversations import Target, check_target
 from ..engine import CallSession
 from ..templates import Template
 from ._aggregate import check_weights
+from ._commit import CommitFirst
 from ._cost import CostEstimate, JudgeCostEstimate, unpriced
 from ._generate import Generator
 from ._judge import Judge, LLMJudge
@@ -36,6 +37,9 @@ class LLMPanel:
     weights are used when any differs from 1. Keyword arguments go to judges built from model strings.
     `target` says what of a conversation every judge judges (one setting for the panel, so all judge the same
     items); the default (None) is the judges' own when they agree, else the last turn.
+    `commit_first` and `solver` (see `LLMJudge`), when given, apply to every judge in place of its own: each answers
+    first with its own model, or all with one `solver` (then one answer per question serves the whole panel). A
+    judge that cannot commit first (not an LLMJudge) is a ConfigurationError.
     """
 
     def __init__(
@@ -46,8 +50,14 @@ class LLMPanel:
         weights: Sequence[float] | None = None,
         explanations: bool = False,
         target: Target | None = None,
+        *,
+        commit_first: CommitFirst = None,
+        solver: Any = None,
         **judge_kwargs: Any,
     ) -> None:
+        committing: dict[str, Any] = {}
+        if commit_first is not None or solver is not None:  # the panel's settings replace the judges' own
+            committing = {"commit_first": commit_first, "solver": solver}
         self.target: Target | None = None if target is None else check_target(target, error=ConfigurationError)
         if isinstance(judges, (str, LLMJudge)):
             judges = [judges]
@@ -60,15 +70,22 @@ class LLMPanel:
         for i, judge in enumerate(judges):
             chosen = scoring_templates[i] if scoring_templates is not None else None
             if isinstance(judge, str):
-                judge = LLMJudge(judge, template=chosen or template, explanations=explanations, **judge_kwargs)
+                judge = LLMJudge(
+                    judge, template=chosen or template, explanations=explanations, **committing, **judge_kwargs
+                )
             elif isinstance(judge, LLMJudge):
-                changes: dict[str, Any] = {}
+                changes: dict[str, Any] = dict(committing)
                 if chosen is not None:
                     changes["template"] = chosen
                 if explanations and not judge.explanations:
                     changes["explanations"] = True
                 if changes:
                     judge = judge.with_options(**changes)
+            elif committing:
+                raise ConfigurationError(
+                    f"judge {i} is a {type(judge).__name__}, which cannot commit first; give model strings or "
+                    "LLMJudges with commit_first= / solver=, or set them on the judges that can"
+                )
             built.append(as_judge(judge, i))
         self.judges: list[Judge] = built
         self.names = [j.name or f"judge_{i + 1}" for i, j in enumerate(built)]
@@ -199,7 +216,15 @@ class LLMPanel:
             default_target=self.default_target,
         )
         self.check()
+        self.check_items(items)
         return await self.ascore_items(items, None, progress, max_cost_usd)
+
+    def check_items(self, items: Sequence[Item]) -> None:
+        """InputError now for an item some judge cannot grade as configured (see `LLMJudge.check_items`)."""
+        for judge in self.judges:
+            check = getattr(judge, "check_items", None)
+            if callable(check):
+                check(items)
 
     async def ascore_items(
         self,

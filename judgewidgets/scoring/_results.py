@@ -37,12 +37,22 @@ VOTE_COLUMNS = [
 ]
 
 
+COMMIT_COLUMNS = ["reference_source", "made_reference"]
+
+
 def votes_frame(votes: Sequence[Vote]) -> pd.DataFrame:
-    """The tidy long table: one row per (item, judge)."""
+    """The tidy long table: one row per (item, judge); `shortened` when a conversation was shortened, and
+    `reference_source` and `made_reference` when a judge committed first."""
     columns = [*VOTE_COLUMNS, *(["shortened"] if any(v.shortened for v in votes) else [])]
+    columns += COMMIT_COLUMNS if committed(votes) else []
     rows = [vote.model_dump(include=set(columns)) for vote in votes]
     frame = pd.DataFrame(rows, columns=columns)
     return frame.astype({"score": float, "confidence": float, "latency_s": float, "cost_usd": float, "waited_s": float})
+
+
+def committed(votes: Sequence[Vote]) -> bool:
+    """Whether any vote came from a judge that commits first."""
+    return any(v.reference_source is not None for v in votes)
 
 
 def _item_columns(items: Sequence[Item]) -> dict[str, list[Any]]:
@@ -104,7 +114,8 @@ class JudgeResult(Keepable):
 
     def to_df(self) -> pd.DataFrame:
         """Columns prompt, response, score, raw, explanation, error — one row per item (and `shortened` when a
-        conversation was too long for the judge's context: which turns it did not read)."""
+        conversation was too long for the judge's context: which turns it did not read; `reference_source` and
+        `made_reference` when the judge committed first: which reference it graded against)."""
         frame = pd.DataFrame(_item_columns(self.items))
         by_item = sorted(self.vote_list, key=lambda v: v.item)
         frame["score"] = [v.score for v in by_item]
@@ -113,6 +124,9 @@ class JudgeResult(Keepable):
         frame["error"] = [v.error for v in by_item]
         if any(v.shortened for v in by_item):
             frame["shortened"] = [v.shortened for v in by_item]
+        if committed(by_item):
+            frame["reference_source"] = [v.reference_source for v in by_item]
+            frame["made_reference"] = [v.made_reference for v in by_item]
         return frame
 
     @property
@@ -233,18 +247,32 @@ class PanelResult(Keepable):
 
     def to_df(self) -> pd.DataFrame:
         """prompt, response, one column per judge, avg, median, min, max (+weighted_avg), disagreement
-        (+ <judge>_explanation for each judge that was asked to explain)."""
+        (+ <judge>_explanation for each judge that was asked to explain; + reference_source, the sources of the
+        references the judges graded against, and <judge>_made_reference for each judge that answered first)."""
         scores = self.scores()
         frame = pd.DataFrame(_item_columns(self.items))
         frame = pd.concat([frame, scores, aggregate(scores, self.weights)], axis=1)
-        if self.explaining:
-            for judge in self.explaining:
-                texts: list[str | None] = [None] * len(self.items)
-                for vote in self.vote_list:
-                    if vote.judge == judge:
-                        texts[vote.item] = vote.explanation
-                frame[f"{judge}_explanation"] = texts
+        for judge in self.explaining:
+            frame[f"{judge}_explanation"] = self._per_item(judge, "explanation")
+        if committed(self.vote_list):
+            sources: list[dict[str, None]] = [{} for _ in self.items]
+            for vote in sorted(self.vote_list, key=lambda v: self.judges.index(v.judge)):
+                if vote.reference_source is not None:
+                    sources[vote.item][vote.reference_source] = None
+            frame["reference_source"] = [", ".join(s) or None for s in sources]
+            for judge in self.judges:
+                made = self._per_item(judge, "made_reference")
+                if any(m is not None for m in made):
+                    frame[f"{judge}_made_reference"] = made
         return frame
+
+    def _per_item(self, judge: str, field: str) -> list[Any]:
+        """One judge's `field` of its vote on each item (None where it has no vote)."""
+        values: list[Any] = [None] * len(self.items)
+        for vote in self.vote_list:
+            if vote.judge == judge:
+                values[vote.item] = getattr(vote, field)
+        return values
 
     @property
     def errors(self) -> pd.DataFrame:

@@ -56,6 +56,37 @@ result.chart()
 result.votes[["item", "judge", "score", "raw", "latency_s", "cached"]].head()
 
 # %% [markdown]
+# ## No reference answer? Let the judge answer first
+# The examples above come with reference answers. Your own data usually does not, and then a small judge passes
+# answers that are subtly wrong. `commit_first=True` asks the judge's own model the question first (its short
+# answer, once per question, cached) and grades each response against that answer, as against a reference you gave.
+# `reference_source` and `made_reference` say what each verdict was graded against.
+
+# %%
+questions = [
+    "What is the atomic number of carbon?",
+    "What is the derivative of sin(x)?",
+    "How many days are in a leap year?",
+]
+answers = ["Carbon has atomic number 12.", "The derivative of sin(x) is -cos(x).", "366 days."]
+plain = jw.LLMJudge("local", template="true_false_uncertain", name="no reference")
+first = jw.LLMJudge("local", template="true_false_uncertain", name="commit-first", commit_first=True)
+without = plain.score(questions, answers).to_df()
+committed = first.score(questions, answers).to_df()
+committed.assign(without_reference=without["score"])[
+    ["prompt", "response", "without_reference", "score", "made_reference"]
+]
+
+# %% [markdown]
+# The first two answers are wrong (carbon is 6; the derivative is cos(x)), and without a reference the judge lets
+# both through (0.99 and 0.87). Having answered "6" itself, it marks the carbon answer down (0.05): committing first
+# turned that verdict right. The other two show its limits. It answered "cos(x)" and still passes "-cos(x)" (0.90):
+# a 1.5B judge misses a sign, with a reference or without. And it answered "29" days for a leap year, so it grades
+# the right answer, 366, against its own mistake (0.40). On 50 short questions the embedded model answered 46
+# right; a reference you give always wins over its answer, and a stronger model can answer instead
+# (`solver="openai/gpt-4o"`).
+
+# %% [markdown]
 # ## The `%%judge` magic
 # `%load_ext judgewidgets` (first cell) registers the magic; the charts need no setup (they draw offline with or
 # without it). Judge items written straight into a cell:

@@ -63,3 +63,36 @@ def test_quick_runs_three_templates_on_ten_questions(capsys: pytest.CaptureFixtu
     assert {row["template"] for row in rows} == {"true_false_uncertain", "true_false", "likert"}
     assert len({row["question"] for row in rows}) == 10
     assert "NOT met" not in capsys.readouterr().out
+
+
+TRUTH = dict(zip(CASES["question"], CASES["reference"]))
+
+
+def answering_oracle(body: dict[str, Any]) -> str:
+    """The solver (no answer schema) answers with the true reference; every judgment as `oracle`, which tells right
+    from wrong only when shown a reference."""
+    if "response_format" not in body:
+        return TRUTH.get(body["messages"][-1]["content"], "no idea")
+    if "<response>" not in body["messages"][1]["content"]:  # LLMBar's pairwise prompts: answer A
+        return json.dumps({"verdict": "A"})
+    return oracle(body)
+
+
+def test_commit_first_is_measured_beside_no_reference_and_the_true_one(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--fresh", "--model", "judge", "--n", "6", "--commit-first", "--llmbar-n", "3"]
+    rows = run_on_server("reference_grounding", argv, answering_oracle)
+    out = capsys.readouterr().out
+    printed = dict(
+        ((t, s), rest.split())
+        for t, s, rest in re.findall(
+            r"^(\w+) +(no reference|commit-first short|commit-first|true reference) +(.*)$", out, re.M
+        )
+    )
+    assert printed["true_false_uncertain", "no reference"][:5] == ["1.00", "1.00", "0%", "100%", "0/6"]
+    assert printed["true_false_uncertain", "commit-first"][:5] == ["1.00", "0.00", "100%", "100%", "6/6"]
+    assert "targets, true_false_uncertain commit-first: 3/3 — every target met" in out
+    assert printed["true_false_uncertain", "commit-first short"][:5] == ["1.00", "0.00", "100%", "100%", "6/6"]
+    assert "made answers the judge finds different from the true reference: 0 of 6" in out
+    assert re.search(r"^ *commit-first short +3 ", out, re.M) and "LLMBar Natural" in out
+    made = {r["made_reference"] for r in rows if r["setting"] == "commit-first"}
+    assert made == set(CASES["reference"].head(6))
