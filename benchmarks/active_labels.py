@@ -186,7 +186,7 @@ def simulate(name: str, metric: str, args: argparse.Namespace, rng: np.random.Ge
             weights[d, drawn] = 1.0 / probabilities[drawn]
             shares.append(share)
             designs.append(design)
-        corners = metric != "mean"
+        corners = True  # 0 / 1 labels for both metrics: estimate_quality counts the pseudo-disagreements
         active = _active_or_uniform(y, f, weights, designs, corners)
         if not checked:
             _check_against_the_api(y[0], s[0], n, int(seeds[0]), metric, active)

@@ -220,3 +220,17 @@ def test_a_compare_many_table_and_pairwise_results_give_a_win_rate() -> None:
     assert (est.estimate, est.low, est.high) == pytest.approx(est.labels_only)
     results = [judge.compare(q, "a", "b") for q in pairs["question"]]
     assert jw.estimate_quality(results, people, "win_rate") == est
+
+
+def test_a_mean_of_pass_fail_labels_counts_the_pseudo_disagreements_as_a_pass_rate_does() -> None:
+    # A judge right on all 30 labelled items but wrong with confidence on a few of the rest: the labels show no
+    # disagreement, so without the pseudo-disagreements the interval would have almost no width.
+    rng = np.random.default_rng(4)
+    scores = pd.Series(np.where(rng.random(600) < 0.8, 1.0, 0.0))
+    labelled = scores.iloc[:30]
+    mean = jw.estimate_quality(scores, labelled, "mean")
+    passed = jw.estimate_quality(scores, labelled.map({1.0: "pass", 0.0: "fail"}), "pass_rate")
+    assert mean.width == pytest.approx(passed.width) and mean.width > 0.1
+    # Labels that are not all 0 or 1 (scores on [0, 1]) keep the plain small-sample interval.
+    graded = jw.estimate_quality(scores, labelled.where(labelled < 1.0, 0.9), "mean")
+    assert graded.width < mean.width
