@@ -172,10 +172,10 @@ def estimate_quality(
       1/0 or True/False) or "win_rate" ("A" / "B" / "tie", A's win counting 1 and a tie ½).
     - `small_sample=True`: Student-t intervals with the degrees of freedom the labels leave (n − 2 for PPI++
       when its fitted λ lets the judge in; n − 1 for the labels alone), and for pass_rate / win_rate (and a mean
-      of labels that are all 0 or 1) two pseudo-disagreements in the variance (a judge may agree on all n labelled items and still err on a few
-      percent of the rest). In
-      simulation they covered 94–99 % at nominal 95 % with 10–50 labels, where the normal intervals fell to
-      77–95 %. False gives the asymptotic CLT intervals, equal to `ppi-python`'s `ppi_mean_ci`.
+      of labels that are all 0 or 1) two pseudo-disagreements in the variance (a judge may agree on all n
+      labelled items and still err on a few percent of the rest). In simulation they covered 94–99 % at
+      nominal 95 % with 10–50 labels, where the normal intervals fell to 77–95 %. False gives the asymptotic
+      CLT intervals, equal to `ppi-python`'s `ppi_mean_ci`.
 
     - `plan`: the `jw.label_plan` the labels were drawn by. The estimate is then active PPI++ (`estimator` says
       so): each label weighted by 1 / the probability its item was drawn with (a Hájek mean of the judge's
