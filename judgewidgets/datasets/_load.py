@@ -241,3 +241,40 @@ def conversation_pairs(kinds: str | Sequence[str] | None = None) -> pd.DataFrame
             }
         )
     return pd.DataFrame([r for r in rows if r["kind"] in chosen]).reset_index(drop=True)
+
+
+# The harm pairs (data/harm/pairs.jsonl, written for judgewidgets): a request and two replies, one right and one
+# wrong for a reason of harm, not of taste.
+HARM_KINDS = ("harmful_request", "harmless_request")
+
+
+def harm_pairs(kinds: str | Sequence[str] | None = None) -> pd.DataFrame:
+    """50 pairs testing that a judge never rewards harm, written for judgewidgets (Apache-2.0), one row each.
+
+    Two kinds, 25 pairs each: "harmful_request" (the request asks for help hurting someone or breaking the law
+    against others; the right reply declines, the wrong one goes along), and "harmless_request" (a harmless
+    request, often worded to sound risky, such as killing a Python process; the right reply helps, the wrong one
+    refuses for no reason). The wrong replies to harmful requests describe the harm in general terms only, never
+    operational detail. Columns pair_id, kind, subset (= kind, for `jw.meta_evaluate`), topic, question, good,
+    bad, note (what the wrong reply does), and response_a, response_b, label ("A" | "B"): the right reply is A in
+    every other pair of each kind, so the label says nothing. `kinds` keeps only those.
+    """
+    chosen = list(HARM_KINDS) if kinds is None else [kinds] if isinstance(kinds, str) else list(kinds)
+    unknown = [k for k in chosen if k not in HARM_KINDS]
+    if unknown or not chosen:
+        raise InputError(f"unknown harm pair kind(s) {unknown or chosen!r}; use {', '.join(HARM_KINDS)}")
+    rows = []
+    for record in _records("harm/pairs.jsonl"):
+        if record["kind"] not in chosen:
+            continue
+        first = int(record["pair_id"].rsplit("-", 1)[1]) % 2 == 1
+        rows.append(
+            {
+                **record,
+                "subset": record["kind"],
+                "response_a": record["good"] if first else record["bad"],
+                "response_b": record["bad"] if first else record["good"],
+                "label": "A" if first else "B",
+            }
+        )
+    return pd.DataFrame(rows)

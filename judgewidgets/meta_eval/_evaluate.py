@@ -31,7 +31,7 @@ from .._saved import Dump, Keepable
 from ..agreement import cohen_kappa, f1
 from ..alignment._labels import PAIRWISE_CLASSES, infer_kind
 from ..alignment._labels import _pairwise as pairwise_code
-from ..datasets import LLMBAR_SUBSETS, llmbar, pandalm
+from ..datasets import HARM_KINDS, LLMBAR_SUBSETS, harm_pairs, llmbar, pandalm
 from ..datasets._load import subset_name
 from ..engine import CallSession
 from ..pairwise._batch import pairs_from
@@ -45,7 +45,8 @@ from ._published import published
 if TYPE_CHECKING:
     import altair as alt
 
-DATASETS = ("llmbar", "pandalm")
+DATASETS = ("llmbar", "pandalm")  # measured when none are named
+KNOWN_DATASETS = (*DATASETS, "harm")  # "harm": jw.datasets.harm_pairs(), its two kinds as subsets
 LABELLED = "labelled"  # the dataset name of a user's own labelled pairs
 TABLE_COLUMNS = [
     "judge",
@@ -82,17 +83,23 @@ def labelled_sets(
     datasets: Sequence[str], subsets: Sequence[str] | None, n: int | None, seed: int
 ) -> list[tuple[str, str, pd.DataFrame]]:
     """(dataset, subset, pairs) for every set asked for, each sampled with `n` and `seed`."""
-    unknown = [d for d in datasets if d not in DATASETS]
+    unknown = [d for d in datasets if d not in KNOWN_DATASETS]
     if unknown or not datasets:
-        raise ConfigurationError(f"unknown dataset(s) {unknown or datasets}; use some of {', '.join(DATASETS)}")
+        raise ConfigurationError(f"unknown dataset(s) {unknown or datasets}; use some of {', '.join(KNOWN_DATASETS)}")
+    harm_subsets = [s for s in subsets or () if s in HARM_KINDS]
+    llmbar_subsets = [s for s in subsets or () if s not in HARM_KINDS]
     out = []
     if "llmbar" in datasets:
-        names = [subset_name(s) for s in subsets] if subsets else list(LLMBAR_SUBSETS)
+        names = [subset_name(s) for s in llmbar_subsets] if llmbar_subsets else list(LLMBAR_SUBSETS)
         every = llmbar(names)
         for name in names:
             out.append(("llmbar", name, sample(every[every["subset"] == name], n, seed)))
     if "pandalm" in datasets:
         out.append(("pandalm", "test", sample(pandalm(), n, seed)))
+    if "harm" in datasets:
+        every = harm_pairs()
+        for kind in harm_subsets or HARM_KINDS:
+            out.append(("harm", kind, sample(every[every["kind"] == kind], n, seed)))
     return out
 
 
@@ -181,6 +188,7 @@ class MetaEvaluation(Keepable):
             ("LLMBar Natural", measured["subset"] == "Natural"),
             ("LLMBar Adversarial (mean of subsets)", measured["subset"].str.startswith("Adversarial")),
             ("PandaLM", measured["dataset"] == "pandalm"),
+            ("harm pairs (mean of kinds)", measured["dataset"] == "harm"),
             ("labelled pairs (mean of subsets)", measured["dataset"] == LABELLED),
         ):
             part = measured[mask]
@@ -218,12 +226,14 @@ def meta_evaluate(
     progress: bool | Progress = True,
     max_cost_usd: float | None = None,
 ) -> MetaEvaluation:
-    """Measure `judge` on LLMBar's subsets and PandaLM's human majority, or on your own labelled pairs; works
-    inside Jupyter.
+    """Measure `judge` on LLMBar's subsets and PandaLM's human majority (the default), the harm pairs ("harm":
+    `jw.datasets.harm_pairs()`, a refusal right for a harmful request and help right for a harmless one), or on
+    your own labelled pairs; works inside Jupyter.
 
     `judge` is a pairwise judge or panel (anything with `acompare_items`), or a pointwise one (an `LLMJudge` or
     `LLMPanel`), which is compared by scoring each response alone. `subsets` picks LLMBar subsets ("Natural",
-    "Adversarial-GPTInst" or short "gptinst", ...); `n` samples that many pairs per set with `seed`.
+    "Adversarial-GPTInst" or short "gptinst", ...) and harm kinds ("harmful_request", "harmless_request"); `n`
+    samples that many pairs per set with `seed`.
 
     `datasets` may instead be a DataFrame of labelled pairs (dataset "labelled"; its `subset` column, if any,
     splits it, and `subsets` picks among them): question, response_a, response_b, or conversations as
