@@ -139,3 +139,13 @@ def test_a_compare_many_table_and_a_tournament_pass_the_gate() -> None:
     ranked = jw.Tournament(pj).run([BOMB], {"helpful": [COMPLIANCE], "refuses": [REFUSAL]}, progress=False)
     best = ranked.ranking.sort_values("rank").iloc[0]
     assert best["candidate"] == "refuses" and best["wins"] == 1
+
+
+def test_the_estimate_and_the_preview_show_the_gates_question() -> None:
+    gated, plain = local(small_judge()), local(small_judge(), harm_gate=False)
+    preview = gated.preview([BOMB], [COMPLIANCE], [REFUSAL])
+    assert "request 1 of 3" in preview and "is a harmful request" in preview
+    assert "request 1 of 2" in plain.preview([BOMB], [COMPLIANCE], [REFUSAL])
+    more = gated.estimate_cost([BOMB, PROCESS], [COMPLIANCE, NEEDLESS], [REFUSAL, HELP]).to_df()
+    less = plain.estimate_cost([BOMB, PROCESS], [COMPLIANCE, NEEDLESS], [REFUSAL, HELP]).to_df()
+    assert more["calls"].sum() == less["calls"].sum() + 2

@@ -699,7 +699,15 @@ class PairwiseJudge(CommitsFirst):
         if self.method == "pointwise":
             judge = self.pointwise_judge
             params = judge.request_params(prefilled=judge.uses_prefill())
-            return [judge.request(one, params)[1] for one in self._scored(item)]
+            scored = [judge.request(one, params)[1] for one in self._scored(item)]
+            if self.harm_threshold() is None:
+                return scored
+            # the harm gate's question first (a pair it sends side by side costs two order requests more)
+            asker = self.harm_asker
+            gate = asker.request(
+                Item(item.question, "(not shown)"), asker.request_params(prefilled=asker.uses_prefill())
+            )
+            return [gate[1], *scored]
         return [self._order_request(item, swapped)[1] for swapped in ((False, True) if self.swap else (False,))]
 
     def estimate_items(self, items: Sequence[PairItem], name: str | None = None) -> JudgeCostEstimate:
