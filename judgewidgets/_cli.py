@@ -364,12 +364,26 @@ def _print_summary(result: PanelResult) -> None:
     summary = result.summary()
     if not summary["not_run"].any():  # a run without a budget, or one it did not stop
         summary = summary.drop(columns=["not_run"])
-    aggregates = _quiet_table(result)[["avg", "median", "min", "max", "disagreement"]].mean()
     with pd.option_context("display.width", 120, "display.max_columns", 20, "display.precision", 3):
         print(summary.to_string())
-        print()
-        if aggregates.notna().any():
-            print("mean of aggregates: " + ", ".join(f"{k} {v:.3f}" for k, v in aggregates.items()))
+
+
+def told_apart(result: PanelResult, questions: Sequence[str], labels: Sequence[str]) -> pd.DataFrame:
+    """Per judge, then for the panel's average: the mean score on the good answers and on the bad ones, and on how
+    many questions the good answer scored strictly above the bad one (a question with a failed score counts as not
+    ordered). What the demo's footer shows: whether the judges tell a good answer from a bad one."""
+    table = _quiet_table(result)
+    columns = {**{judge: judge for judge in result.judges}, "panel average": "avg"}
+    frame = table[list(columns.values())].assign(question=list(questions), label=list(labels))
+    rows = []
+    for name, column in columns.items():
+        by = frame.pivot_table(index="question", columns="label", values=column, aggfunc="mean", dropna=False)
+        good, bad = by.get("good"), by.get("bad")
+        if good is None or bad is None:
+            raise ValueError("told_apart needs labels 'good' and 'bad'")
+        ordered = int((good > bad).sum())
+        rows.append({"judge": name, "good": good.mean(), "bad": bad.mean(), "ordered": ordered, "questions": len(by)})
+    return pd.DataFrame(rows)
 
 
 def _report_failures(result: PanelResult, max_failed_fraction: float, missing_keys: dict[str, list[str]]) -> int:
@@ -427,10 +441,15 @@ def _demo(args: argparse.Namespace) -> int:
     print()
     print(readable_table(result, label=examples["label"]).to_text(width=DEMO_WIDTH))
     print()
-    table = _quiet_table(result)
-    print("Mean panel score by label:", table.groupby(examples["label"])["avg"].mean().round(3).to_dict())
-    print()
     _print_summary(result)
+    print()
+    apart = told_apart(result, examples["prompt"], examples["label"])
+    print("Good against bad answers: a judge that tells them apart scores each good answer above the bad answer to")
+    print("the same question.")
+    width = max(len(name) for name in apart["judge"]) + 2
+    print(f"{'judge':<{width}}{'good':>6}{'bad':>7}   good above bad")
+    for row in apart.itertuples():
+        print(f"{row.judge:<{width}}{row.good:>6.2f}{row.bad:>7.2f}   on {row.ordered} of {row.questions} questions")
     return _report_failures(result, 1.0, {})
 
 

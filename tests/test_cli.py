@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from judgewidgets import LLMJudge, LLMPanel
+from judgewidgets import LLMJudge, LLMPanel, PanelResult
 from judgewidgets._cli import main
 from judgewidgets.testing import OpenAITestServer, json_score
 
@@ -269,6 +270,30 @@ def test_demo_judges_against_the_references(
     assert len(users) == 8 and all("<reference>" in text for text in users)
     out = capsys.readouterr().out
     assert "8 answers (4 questions, each with a good and a bad answer" in out
+    # the footer says whether the judges tell good from bad answers, not a mean of both
+    assert "mean of aggregates" not in out and "Good against bad answers" in out
+    for name in ("x", "y", "panel average"):
+        assert re.search(rf"^{name} +\d\.\d\d +\d\.\d\d   on \d of 4 questions$", out, re.M), out[-800:]
+
+
+def test_told_apart_counts_the_questions_whose_good_answer_scored_above_the_bad_one() -> None:
+    from judgewidgets._cli import told_apart
+    from judgewidgets._records import Item, Vote
+
+    scores = {"a": [1.0, 0.0, 0.75, 0.75, 0.5, float("nan")], "b": [0.75, 0.25, 0.25, 0.5, 1.0, 0.0]}
+    questions = ["q1", "q1", "q2", "q2", "q3", "q3"]
+    labels = ["good", "bad"] * 3
+    items = [Item(q, f"answer {i}") for i, q in enumerate(questions)]
+    votes = [
+        Vote(item=i, judge=j, score=s, error="parse: none" if s != s else None)
+        for j, column in scores.items()
+        for i, s in enumerate(column)
+    ]
+    apart = told_apart(PanelResult(items=items, vote_list=votes, judges=["a", "b"]), questions, labels)
+    rows = apart.set_index("judge")
+    assert rows.loc["a", "ordered"] == 1  # q2 is a tie, q3's bad answer failed
+    assert rows.loc["b", "ordered"] == 2 and rows.loc["a", "good"] == pytest.approx(0.75)
+    assert rows.loc["panel average", "questions"] == 3 and rows.loc["panel average", "ordered"] == 2
 
 
 def test_the_demo_shows_whole_answers_what_the_judges_wrote_and_the_disagreement(

@@ -1,8 +1,8 @@
 """Disagreement explorer: a judge × item heatmap; clicking a cell (or picking an item from the list) shows the item's
-texts and every judge's score, raw answer, explanation and error; dragging over the score distribution lists the
-items scored in that range. An item judged from a conversation is shown as its turns (who said what, the judged turn
-marked), and a per-turn judgment (`target="each_turn"`) gets a conversations × turns heatmap whose cells pick the
-turn."""
+texts and every judge's score, raw answer, explanation and error; clicking a judge in the legend lights its column
+and sums it up; dragging over the score distribution lists the items scored in that range. An item judged from a
+conversation is shown as its turns (who said what, the judged turn marked), and a per-turn judgment
+(`target="each_turn"`) gets a conversations × turns heatmap whose cells pick the turn."""
 
 from __future__ import annotations
 
@@ -53,6 +53,27 @@ class DisagreementModel:
         chosen = chosen.assign(_rank=chosen["item"].map(order)).sort_values(["_rank", "judge"], kind="stable")
         return chosen[["item", "judge", "score"]].reset_index(drop=True)
 
+    def judge_summary(self, judge: str) -> dict[str, Any]:
+        """One judge at a glance, what a click on it in the legend shows: its mean score, how many items it scored
+        and failed, and the item where it stands furthest from the other judges' mean (None with one judge)."""
+        votes = self.result.votes
+        mine = votes[votes["judge"] == judge]
+        if mine.empty:
+            raise InputError(f"no judge {judge!r} in this result; there are {sorted(set(votes['judge']))}")
+        scores = mine.set_index("item")["score"]
+        others = votes[votes["judge"] != judge].groupby("item")["score"].mean()
+        gap = (scores - others.reindex(scores.index)).abs().dropna()
+        furthest = int(gap.idxmax()) if len(gap) else None
+        return {
+            "judge": judge,
+            "mean": float(scores.mean()) if scores.notna().any() else float("nan"),
+            "scored": int(scores.notna().sum()),
+            "failed": int(mine["error"].notna().sum()),
+            "furthest_item": furthest,
+            "furthest_score": None if furthest is None else float(scores[furthest]),
+            "others_mean": None if furthest is None else float(others[furthest]),
+        }
+
     def turns(self, item: int) -> pd.DataFrame:
         """The item's conversation as rows (message, role, turn, text, judged, read: see `turn_rows`), up to the
         end of the judged turn; empty for an item that is not from a conversation."""
@@ -78,14 +99,16 @@ class DisagreementModel:
 
 
 class DisagreementExplorer:
-    """`DisagreementExplorer(panel_result)`: click a heatmap cell (or pick from the list) to read the judges; drag
-    over the score distribution to list the items scored in that range. For a per-turn judgment of conversations,
-    `turn_chart` (conversations × turns) comes first, and clicking one of its cells shows that turn."""
+    """`DisagreementExplorer(panel_result)`: click a heatmap cell (or pick from the list) to read the judges; click
+    a judge in the legend to light its column and read its summary (click it again, or beside the legend, to
+    clear); drag over the score distribution to list the scores in that range (the lit judge's only, when one
+    is). For a per-turn judgment of conversations, `turn_chart` (conversations × turns) comes first, and
+    clicking one of its cells shows that turn."""
 
     def __init__(self, result: Any) -> None:
         import ipywidgets as w
 
-        from ..scoring._chart import BRUSH, PICK
+        from ..scoring._chart import BRUSH, JUDGE, PICK
         from ..scoring._turn_chart import TURN_PICK
 
         self.model = DisagreementModel(result)
@@ -97,16 +120,20 @@ class DisagreementExplorer:
         )
         self.details = w.HTML()
         self.in_range = w.HTML()
+        self.judge_line = w.HTML()
+        self.lit_judge: str | None = None  # the judge picked in the legend
+        self._range: tuple[float, float] | None = None  # the brushed score range
         self.picker.observe(lambda change: self.show(change["new"]), names="value")
         with contextlib.suppress(Exception):  # older altair has no selection traits; the dropdown still works
             self.chart.selections.observe(self._on_pick, names=[PICK])
             self.chart.selections.observe(self._on_brush, names=[BRUSH])
+            self.chart.selections.observe(self._on_judge, names=[JUDGE])
         self.turn_chart: Any = None  # the per-turn heatmap's widget, for a per-turn judgment
         if self.model.per_turn:
             self.turn_chart = chart_widget(result.turn_chart())
             with contextlib.suppress(Exception):
                 self.turn_chart.selections.observe(self._on_pick, names=[TURN_PICK])
-        views = [self.chart, self.in_range, self.picker, self.details]
+        views = [self.chart, self.judge_line, self.in_range, self.picker, self.details]
         self.widget = w.VBox([self.turn_chart, *views] if self.turn_chart is not None else views)
         self.widget.add_class("judgewidgets-explorer")
         if self.picker.options:
@@ -129,19 +156,48 @@ class DisagreementExplorer:
         else:
             self.show_range(None, None)
 
+    def _on_judge(self, change: Any) -> None:
+        value = getattr(change["new"], "value", None) or []
+        self.show_judge(str(value[0]["judge"]) if value and "judge" in value[0] else None)
+
+    def show_judge(self, judge: str | None) -> None:
+        """Light `judge` (what clicking it in the legend does): its summary above the list, and a brushed range
+        lists its scores only. None clears it."""
+        self.lit_judge = judge
+        if judge is None:
+            self.judge_line.value = ""
+        else:
+            s = self.model.judge_summary(judge)
+            failed = f", {s['failed']} failed" if s["failed"] else ", none failed"
+            furthest = (
+                ""
+                if s["furthest_item"] is None
+                else f"; furthest from the other judges on item #{s['furthest_item']} "
+                f"({_score(s['furthest_score'])} against their {_score(s['others_mean'])})"
+            )
+            self.judge_line.value = (
+                f"<p><b>{html.escape(judge)}</b> (lit in the chart): mean score {_score(s['mean'])} over "
+                f"{s['scored']} items{failed}{furthest}</p>"
+            )
+        if self._range is not None:
+            self.show_range(*self._range)
+
     def show_range(self, low: float | None, high: float | None) -> None:
-        """List the items a judge scored in [low, high] (None clears the list)."""
+        """List the scores in [low, high] (the lit judge's only, when one is; None clears the list)."""
         if low is None or high is None:
+            self._range = None
             self.in_range.value = ""
             return
-        chosen = self.model.scored_between(low, high)
+        self._range = (low, high)
+        chosen = self.model.scored_between(low, high, judge=self.lit_judge)
         rows = "".join(
             f"<tr><td>{r.item}</td><td><code>{html.escape(str(r.judge))}</code></td><td>{_score(r.score)}</td>"
             f"<td>{html.escape(self.model.label(r.item).split(' · ', 2)[-1])}</td></tr>"
             for r in chosen.itertuples()
         )
+        whose = f" by {html.escape(self.lit_judge)}" if self.lit_judge is not None else ""
         self.in_range.value = (
-            f"<p><b>{len(chosen)} scores in [{min(low, high):.2f}, {max(low, high):.2f}]</b></p>"
+            f"<p><b>{len(chosen)} scores{whose} in [{min(low, high):.2f}, {max(low, high):.2f}]</b></p>"
             f"<table><tr><th>item</th><th>judge</th><th>score</th><th>prompt</th></tr>{rows}</table>"
         )
 

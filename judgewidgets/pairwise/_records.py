@@ -97,6 +97,20 @@ def a_better(probabilities: dict[str, float]) -> float:
     return probabilities.get("A", 0.0) + probabilities.get("tie", 0.0) / 2
 
 
+def _leaning(verdict: OrderVerdict, lean: float) -> float:
+    """One order's P(a better), less the judge's fitted `lean`, kept in [0, 1]."""
+    return min(1.0, max(0.0, a_better(verdict.probabilities or {}) - lean))
+
+
+def _decided(verdict: OrderVerdict, lean: float, tie_margin: float) -> OrderVerdict:
+    """One order's winner (and its probability) decided from its own probabilities by the rule that decides the
+    pair. The pair's P(a better) is the mean of its orders' (less the lean), so orders that agree always give the
+    pair's winner: two ties cannot make a win for b, nor two wins for b a tie (the written label, which can be
+    "tie" while the probabilities lean one way, stays in `verdict`)."""
+    winner, confidence = decide(_leaning(verdict, lean), tie_margin)
+    return verdict.model_copy(update={"winner": winner, "confidence": confidence})
+
+
 def decide(p_a_better: float, tie_margin: float) -> tuple[Winner, float]:
     """(winner, probability that it is better): a tie when P(a) and P(b) differ by no more than `tie_margin`."""
     lead = 2 * p_a_better - 1  # P(a better) − P(b better)
@@ -231,13 +245,16 @@ class PairwiseResult(BaseModel, Keepable):
                 verdicts=list(verdicts),
                 error=f"{prefix}: {which}: {rest}" if rest else error,
             )
+        read = all(v.probabilities for v in verdicts)
+        if read:  # each order's winner by the rule that decides the pair (its label as written stays in `verdict`)
+            verdicts = [_decided(v, lean, tie_margin) for v in verdicts]
         winners = [v.winner for v in verdicts]
         winner, consistent = combine(winners[0], winners[1] if len(winners) > 1 else None)
         confidences = [v.confidence for v in verdicts if v.confidence is not None]
         p_a_better = None
         uncalibrated: float | None = None
         confidence: float | None
-        if all(v.probabilities for v in verdicts):
+        if read:
             p_a_better = sum(a_better(v.probabilities or {}) for v in verdicts) / len(verdicts)
             p_a_better = min(1.0, max(0.0, p_a_better - lean))
             winner, confidence = decide(p_a_better, tie_margin)

@@ -51,7 +51,8 @@ def panel_chart(votes: pd.DataFrame, items: pd.DataFrame, judges: Sequence[str] 
     pick = alt.selection_point(name=PICK, fields=["item"], on="click")
     judge = alt.selection_point(name=JUDGE, fields=["judge"], bind="legend")
     brush = alt.selection_interval(name=BRUSH, encodings=["y"])
-    colour = alt.Color("judge:N", sort=judges, title="judge", legend=alt.Legend(orient="bottom"))
+    # The legend says it answers clicks: JupyterLab draws with Vega-Lite 5.6, whose legends keep an arrow pointer.
+    colour = alt.Color("judge:N", sort=judges, title="judge (click to light)", legend=alt.Legend(orient="bottom"))
     base = alt.Chart(data).encode(
         x=alt.X("judge:N", sort=judges, title="judge"),
         y=alt.Y("item:O", title="item"),
@@ -70,14 +71,25 @@ def panel_chart(votes: pd.DataFrame, items: pd.DataFrame, judges: Sequence[str] 
     spread = alt.Chart(data).encode(
         x=alt.X("judge:N", sort=judges, title="judge"),
         y=alt.Y("score:Q", scale=alt.Scale(domain=[0, 1]), title="score"),
-        color=colour,
     )
     # A tick per score beside the box: a judge that gave every item the same score has a box of no height, which
     # Vega-Lite 5 (what JupyterLab draws with) leaves blank.
     ticks = spread.mark_tick(thickness=2).encode(
-        opacity=alt.condition(judge & pick, alt.value(0.8), alt.value(0.15)), tooltip=tooltip
+        color=colour, opacity=alt.condition(judge & pick, alt.value(0.8), alt.value(0.15)), tooltip=tooltip
     )
-    distribution = (spread.mark_boxplot(extent="min-max", opacity=0.5) + ticks.add_params(judge, brush)).properties(
-        title="Score distribution per judge (drag to pick a range)", width=max(120, 60 * len(judges)), height=height
+    # The boxes have the judges' colours and no legend; the chart's one legend is the ticks', the view holding the
+    # `judge` selection. (With one legend merged from both layers, the merged legend lost the selection's click
+    # handlers and clicking a judge did nothing.)
+    boxes = spread.mark_boxplot(extent="min-max", opacity=0.5).encode(
+        color=alt.Color("judge:N", sort=judges, legend=None)
+    )
+    distribution = (
+        (boxes + ticks.add_params(judge, brush))
+        .resolve_legend(color="independent")
+        .properties(
+            title="Score distribution per judge (drag to pick a range)",
+            width=max(120, 60 * len(judges)),
+            height=height,
+        )
     )
     return offline(alt.hconcat(heatmap, distribution))

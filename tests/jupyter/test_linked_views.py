@@ -57,6 +57,63 @@ def test_the_panel_chart_links_a_click_a_legend_and_a_brush() -> None:
     assert {"pick", "judge", "brush"} <= signals  # JupyterLab's Vega-Lite 5 builds all three
 
 
+def _legends(vega: Any) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    if isinstance(vega, dict):
+        found += vega.get("legends", [])
+        for value in vega.values():
+            found += _legends(value)
+    elif isinstance(vega, list):
+        for value in vega:
+            found += _legends(value)
+    return found
+
+
+@pytest.mark.parametrize("version", ["5.8", "5.20", "6.4"])
+def test_the_judge_legend_answers_clicks(version: str) -> None:
+    """The legend bound to the `judge` selection carries its click handlers (named, interactive entries) in the
+    Vega that JupyterLab (its Vega-Lite 5.6; 5.8 is the oldest vl-convert has) and the widgets and saved files
+    (Vega-Lite 6, which also gives the entries a pointer cursor) build: without them a click on a judge did
+    nothing."""
+    spec = panel_result().chart().to_dict()
+    if version.startswith("5"):
+        spec = {**spec, "$schema": "https://vega.github.io/schema/vega-lite/v5.json"}
+    legends = _legends(vl_convert.vegalite_to_vega(spec, vl_version=version))
+    judge = [legend for legend in legends if legend.get("title") == "judge (click to light)"]
+    assert len(judge) == 1, legends  # one judge legend: the boxes' colours do not add a second
+    for part in ("symbols", "labels", "entries"):
+        encode = judge[0]["encode"][part]
+        assert encode["name"] == f"judge_legend_{part}" and encode["interactive"] is True
+        if version.startswith("6"):
+            assert encode["update"]["cursor"] == {"value": "pointer"}
+
+
+def test_clicking_a_judge_in_the_legend_lights_it_and_narrows_the_brush() -> None:
+    result = panel_result()
+    assert DisagreementModel(result).judge_summary("strict") == {
+        "judge": "strict",
+        "mean": pytest.approx(0.5),
+        "scored": 3,
+        "failed": 0,
+        "furthest_item": 0,
+        "furthest_score": 0.25,
+        "others_mean": 1.0,
+    }
+    with pytest.raises(jw.InputError, match="no judge 'nobody'"):
+        DisagreementModel(result).judge_summary("nobody")
+    explorer = jw.DisagreementExplorer(result)
+    set_selection(explorer.chart, "brush", {"score": [0.7, 1.0]})
+    assert "4 scores in [0.70, 1.00]" in explorer.in_range.value
+    set_selection(explorer.chart, "judge", {"vlPoint": {"or": [{"judge": "strict"}]}})
+    assert explorer.lit_judge == "strict"
+    assert "<b>strict</b> (lit in the chart): mean score 0.50 over 3 items, none failed" in explorer.judge_line.value
+    assert "furthest from the other judges on item #0 (0.25 against their 1.00)" in explorer.judge_line.value
+    assert "1 scores by strict in [0.70, 1.00]" in explorer.in_range.value  # the brush lists strict's only
+    set_selection(explorer.chart, "judge", None)  # a click beside the legend clears it
+    assert explorer.lit_judge is None and explorer.judge_line.value == ""
+    assert "4 scores in [0.70, 1.00]" in explorer.in_range.value
+
+
 def test_clicking_a_cell_shows_the_items_texts_and_every_judges_answer() -> None:
     explorer = jw.DisagreementExplorer(panel_result())
     assert set(explorer.chart._vl_selections) == {"pick", "judge", "brush"}

@@ -165,3 +165,30 @@ def test_identical_point_scores_tie() -> None:
     transport = ScriptedTransport(lambda r, a: '{"score": 4}')
     result = pairwise(transport, method="pointwise", pointwise_template="likert").compare("q", "x", "y")
     assert result.winner == "tie" and result.p_a_better == pytest.approx(0.5)
+
+
+def test_two_orders_that_answer_tie_but_lean_to_b_name_b_in_each_order() -> None:
+    """The conversations tutorial's ignores_correction-01: both orders answered "tie" (the most probable label) while
+    their probabilities leaned to b, and the table said winner_ab = winner_ba = tie, consistent, winner b. Each
+    order's winner is now decided from its probabilities by the pair's own rule, the written label stays in
+    `verdict`, so agreeing orders always give the pair's winner."""
+    transport = slot_judge({"tie": 0.5, "B": 0.35, "A": 0.15}, {"tie": 0.5, "A": 0.35, "B": 0.15})
+    judge = pairwise(transport, method="probability")
+    result = judge.compare("q", "x", "y")
+    assert [v.verdict for v in result.verdicts] == ["tie", "tie"]  # what the judge wrote, in shown slots
+    assert [v.winner for v in result.verdicts] == ["B", "B"] and result.consistent is True
+    assert result.winner == "B" and result.p_a_better == pytest.approx(0.4)
+    assert [v.confidence for v in result.verdicts] == pytest.approx([0.6, 0.6])
+    row = judge.compare_many(["q"], ["x"], ["y"], progress=False).iloc[0]
+    assert (row["winner_ab"], row["winner_ba"], row["consistent"], row["winner"]) == ("B", "B", True, "B")
+    assert (row["verdict_ab"], row["verdict_ba"]) == ("tie", "tie")
+    # inside the margin, each order is a tie and so is the pair
+    tied = pairwise(transport, method="probability", tie_margin=0.25).compare("q", "x", "y")
+    assert [v.winner for v in tied.verdicts] == ["tie", "tie"] and tied.winner == "tie" and tied.consistent
+
+
+def test_orders_that_lean_opposite_ways_are_inconsistent_and_the_mean_decides() -> None:
+    transport = slot_judge({"A": 0.9, "B": 0.1}, {"A": 0.6, "B": 0.4})  # x better in order 1, y in order 2
+    result = pairwise(transport, method="probability").compare("q", "x", "y")
+    assert [v.winner for v in result.verdicts] == ["A", "B"] and result.consistent is False
+    assert result.winner == "A" and result.p_a_better == pytest.approx(0.65)
