@@ -26,7 +26,13 @@ __all__ = ["DEFAULT_SHARD_ROWS", "OutputStore", "Shard", "cut_shards", "load_tab
 DEFAULT_SHARD_ROWS = 1000
 _READERS = {".parquet": pd.read_parquet, ".jsonl": lambda p: pd.read_json(p, lines=True), ".csv": pd.read_csv}
 _VOTE_FIELDS = list(Vote.model_fields)
-_OPTIONAL_TEXT = ("explanation", "error", "score_source", "fallback", "shortened")
+# The optional text fields of a vote (NaN after a file round trip → None): the named ones (score_source is a
+# Literal) and every field typed `str | None`, read from the model so a new one cannot be forgotten here.
+_OPTIONAL_TEXT = tuple(
+    dict.fromkeys(
+        ["score_source", *(name for name, field in Vote.model_fields.items() if field.annotation == (str | None))]
+    )
+)
 _OPTIONAL_INT = ("prompt_tokens", "completion_tokens")
 
 

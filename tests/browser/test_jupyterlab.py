@@ -342,7 +342,7 @@ def test_the_agreement_tutorial_labels_aligns_and_shows_the_report(page, lab: La
     _open_and_run_all(page, lab, "agreement_calibration.ipynb", 900)
     page.screenshot(path=str(SHOTS / "agreement-after-run-all.png"), full_page=True)
     _assert_no_tracebacks(page)
-    queue = page.locator(".judgewidgets-label-queue")
+    queue = page.locator(".judgewidgets-label-queue").first  # the tutorial's first queue; the active one comes later
     queue.wait_for(timeout=60_000)
     queue.scroll_into_view_if_needed()
     page.screenshot(path=str(SHOTS / "agreement-label-queue.png"))
