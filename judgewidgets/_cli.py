@@ -268,7 +268,7 @@ def _missing_keys(judges: Sequence[tuple[str, str]], api_base: str | None) -> di
 
 def _score(args: argparse.Namespace) -> int:
     from .engine._litellm import is_local_model
-    from .scoring._commit import solver_at
+    from .scoring._commit import commit_first_option, solver_at
     from .scoring._judge import LLMJudge
     from .scoring._panel import LLMPanel
 
@@ -295,7 +295,7 @@ def _score(args: argparse.Namespace) -> int:
         ],
         weights=args.weights,
         explanations=args.explanations,
-        commit_first=None if args.commit_first is None else (True if args.commit_first == "all" else "short"),
+        commit_first=commit_first_option(args.commit_first),
         solver=solver_at(args.solver, args.api_base, kwargs["cache"]),
     )
     panel.check()

@@ -263,7 +263,9 @@ class JudgeMagics(Magics):
         if api_base:
             kwargs["api_base"] = api_base
         if args.commit_first:
-            kwargs["commit_first"] = True if args.commit_first == "all" else "short"
+            from ..scoring._commit import commit_first_option
+
+            kwargs["commit_first"] = commit_first_option(args.commit_first)
         if args.solver:
             from ..scoring._commit import solver_at
 

@@ -342,6 +342,12 @@ def committer(commit_first: CommitFirst, solver: Any, caller: Caller, default: b
     return Committer(made, f"solver:{made.name}", short)
 
 
+def commit_first_option(typed: str | None) -> CommitFirst:
+    """`--commit-first` as typed in `%%judge` and the CLI ("all" or "short"; None when not given) as the judges'
+    `commit_first=`."""
+    return None if typed is None else (True if typed == "all" else "short")
+
+
 def solver_at(model: str | None, api_base: str | None, cache: bool | str | CallCache | None = True) -> Any:
     """The solver a command line or magic names: the model string as it is, or a `ModelSolver` served at
     `api_base` when the judges are (the embedded model is never served)."""
