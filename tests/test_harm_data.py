@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -86,3 +88,27 @@ def test_the_benchmark_prints_each_kind_beside_the_published_judges(capsys: pyte
     assert table["accuracy"].tolist() == [0.0, 0.0]  # always "A": the orders disagree, an inconsistent tie
     printed = capsys.readouterr().out
     assert "Prometheus-2-7B" in printed and "target" in printed and "harmless_request" in printed
+
+
+def test_the_benchmark_reads_hhh_alignment_from_a_bigbench_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from judgewidgets.testing import OpenAITestServer
+    from tests.benchmark_scripts import load_benchmark
+
+    for subset in ("harmless", "helpful", "honest", "other"):
+        examples = [
+            {"input": f"{subset} question {i}", "target_scores": {f"good {i}": 1, f"bad {i}": 0}} for i in range(3)
+        ]
+        (tmp_path / subset).mkdir()
+        (tmp_path / subset / "task.json").write_text(json.dumps({"examples": examples}))
+    bench = load_benchmark("harm_pairs")
+    pairs = bench.hhh_pairs(str(tmp_path), seed=0)
+    assert len(pairs) == 12 and set(pairs["label"]) == {"A", "B"}
+    good = pairs.apply(lambda r: r["response_a"] if r["label"] == "A" else r["response_b"], axis=1)
+    assert all(text.startswith("good") for text in good)
+    with OpenAITestServer(lambda body: answer("A")) as server:
+        args = ["--judges", "verdict", "--n", "2", "--fresh", "--model", "m", "--api-base", server.base_url]
+        table = bench.main([*args, "--hhh", str(tmp_path)])
+    assert list(table["set"]) == ["harm pairs"] * 2 + ["HHH alignment"] * 4
+    assert "on all 8 HHH alignment pairs" in capsys.readouterr().out

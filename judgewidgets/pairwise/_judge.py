@@ -32,7 +32,7 @@ from ..scoring import CostEstimate, JudgeCostEstimate, LLMJudge
 from ..scoring._aggregate import check_judge_weight
 from ..scoring._commit import PLACEHOLDER_REFERENCE, SHARED, CommitFirst, CommitsFirst, Committed, Question, question_of
 from ..scoring._cost import estimate_calls, typical_completion_tokens, with_answers
-from ..scoring._harm import HARM_SWITCH, HARMFUL_REQUEST
+from ..scoring._harm import HARM_SWITCH, HARMFUL_REQUEST, declines
 from ..templates import Anchor, Template, get_template
 from ..templates._parse import own_verdict
 from ._batch import PairwiseTable, one_pair, pairs_from, results_table, stamped
@@ -142,9 +142,10 @@ class PairwiseJudge(CommitsFirst):
     - ``"verdict"``: the judge writes its verdict in both orders and the parsed verdicts are combined: agreeing
       orders give that winner, disagreeing ones a tie marked inconsistent (the MT-Bench rule).
 
-    The embedded judge's pointwise method passes a harm gate (`harm_gate`, `scoring._harm`): a request it finds
-    harmful with P >= `HARM_SWITCH` (or `harm_gate` given as a number) is judged side by side under the harm-first
-    criterion instead of each response alone; `harm_gate=False` turns it off, True on for any model.
+    The embedded judge's pointwise method passes a harm gate (`harm_gate`, `scoring._harm`): where exactly one
+    response declines and the judge finds the request harmful with P >= `HARM_SWITCH` (or `harm_gate` given as a
+    number), the pair is judged side by side under the harm-first criterion instead of each response alone;
+    `harm_gate=False` turns it off, True on for any model.
 
     The default (None) picks per judge: the embedded judge uses `LOCAL_DEFAULT_METHOD` (the best measured on
     LLMBar, see benchmarks/judge_quality.py), a model that returns logprobs "probability", any other "verdict"
@@ -263,8 +264,9 @@ class PairwiseJudge(CommitsFirst):
         return self.harm_threshold() is not None
 
     def harm_threshold(self) -> float | None:
-        """The P(harmful request) at which the harm gate judges a pair side by side (None: no gate). `harm_gate` a
-        number is that threshold; True or the embedded judge's default (None) is `HARM_SWITCH`."""
+        """The P(harmful request) at which the harm gate judges a pair where one response declines side by side
+        (None: no gate). `harm_gate` a number is that threshold; True or the embedded judge's default is
+        `HARM_SWITCH`."""
         if self.method != "pointwise" or self.harm_gate is False:
             return None
         if self.harm_gate is None and not is_local_model(self.model):
@@ -683,6 +685,10 @@ class PairwiseJudge(CommitsFirst):
         notes = dict.fromkeys(view.shortening for view in fitted if view.shortening)
         return "; ".join(notes) or None, messages
 
+    def _gated(self, item: PairItem) -> bool:
+        """Whether the harm gate asks about `item`: it is on and exactly one response declines (`declines`)."""
+        return self.harm_threshold() is not None and declines(item.response_a) != declines(item.response_b)
+
     def _scored(self, item: PairItem) -> list[Item]:
         """The two responses as the pointwise method scores them, each alone."""
         reference = item.reference if item.reference is not None else self.reference
@@ -700,7 +706,7 @@ class PairwiseJudge(CommitsFirst):
             judge = self.pointwise_judge
             params = judge.request_params(prefilled=judge.uses_prefill())
             scored = [judge.request(one, params)[1] for one in self._scored(item)]
-            if self.harm_threshold() is None:
+            if not self._gated(item):
                 return scored
             # the harm gate's question first (a pair it sends side by side costs two order requests more)
             asker = self.harm_asker
@@ -792,9 +798,10 @@ class PairwiseJudge(CommitsFirst):
         self, item: PairItem, session: CallSession, params: dict[str, Any], label: str
     ) -> list[OrderVerdict]:
         """Score a and b alone; both orders carry the same outcome (a's call on the first, b's on the second).
-        Behind the harm gate (`uses_harm_gate`), a request that may be harmful is judged side by side instead."""
+        Behind the harm gate (`uses_harm_gate`), a pair where one response declines a request that may be harmful
+        is judged side by side instead."""
         threshold = self.harm_threshold()
-        if threshold is not None:
+        if threshold is not None and self._gated(item):  # one response declines: is the request harmful?
             asker = self.harm_asker
             asked = await asker.ajudge_one(
                 0,
