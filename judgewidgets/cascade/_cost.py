@@ -9,6 +9,7 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from ..engine._usage import known_sum
+from ..scoring._cost import CostEstimate, JudgeCostEstimate, readable_duration
 
 
 class StageCostEstimate(BaseModel):
@@ -20,6 +21,9 @@ class StageCostEstimate(BaseModel):
     prompt_tokens_all: int
     completion_tokens_all: int
     cost_usd_all: float | None = Field(description="Dollars if every item reached the stage (None: no price).")
+    judges_all: list[JudgeCostEstimate] = Field(
+        default_factory=list, description="The stage's judges' own estimates if every item reached it."
+    )
 
     @property
     def calls(self) -> float:
@@ -50,6 +54,23 @@ class CascadeCostEstimate(BaseModel):
         return known_sum(s.cost_usd for s in self.stages)
 
     @property
+    def duration_s(self) -> float | None:
+        """Seconds the cascade takes under the known rate limits, at each stage's reach (stages on one endpoint
+        share its limits); None when some stage's endpoint has no known limit. See `CostEstimate.duration_s`."""
+        judges = [
+            j.model_copy(
+                update={
+                    "calls": round(j.calls * s.reach),
+                    "prompt_tokens": round(j.prompt_tokens * s.reach),
+                    "completion_tokens": round(j.completion_tokens * s.reach),
+                }
+            )
+            for s in self.stages
+            for j in s.judges_all
+        ]
+        return CostEstimate(judges=judges).duration_s if judges else None
+
+    @property
     def last_stage_alone_calls(self) -> int:
         return self.stages[-1].calls_all
 
@@ -60,14 +81,16 @@ class CascadeCostEstimate(BaseModel):
     def to_df(self) -> pd.DataFrame:
         rows = []
         for s in self.stages:
-            rows.append({**s.model_dump(), "calls": s.calls, "cost_usd": s.cost_usd})
+            rows.append({**s.model_dump(exclude={"judges_all"}), "calls": s.calls, "cost_usd": s.cost_usd})
         return pd.DataFrame(rows)
 
     def __str__(self) -> str:
         basis = "at the calibrated reach" if self.calibrated else "if every item reached every stage"
+        seconds = self.duration_s
+        duration = "" if seconds is None else f", about {readable_duration(seconds)} at the known rate limits"
         lines = [
             f"estimated cost of the cascade on {self.items} items, {basis}: {_usd(self.total_usd)}, "
-            f"{self.total_calls:.0f} calls"
+            f"{self.total_calls:.0f} calls{duration}"
         ]
         for s in self.stages:
             lines.append(f"  {s.stage}: reach {s.reach:.0%}, {s.calls:.0f} calls, {_usd(s.cost_usd)}")
@@ -90,28 +113,22 @@ def estimate_cascade(stages: Sequence[Any], items: Sequence[Any], reach: Sequenc
     """Every stage's estimate over all `items`, scaled by its reach (all 1.0 when `reach` is None)."""
     out = []
     for position, stage in enumerate(stages):
-        calls, prompt, completion, cost = _stage_all(stage, items)
+        judges = _stage_judges(stage, items)
         out.append(
             StageCostEstimate(
                 stage=stage.name,
                 reach=1.0 if reach is None else float(reach[position]),
-                calls_all=calls,
-                prompt_tokens_all=prompt,
-                completion_tokens_all=completion,
-                cost_usd_all=cost,
+                calls_all=sum(j.calls for j in judges),
+                prompt_tokens_all=sum(j.prompt_tokens for j in judges),
+                completion_tokens_all=sum(j.completion_tokens for j in judges),
+                cost_usd_all=known_sum(j.cost_usd for j in judges),
+                judges_all=judges,
             )
         )
     return CascadeCostEstimate(items=len(items), calibrated=reach is not None, stages=out)
 
 
-def _stage_all(stage: Any, items: Sequence[Any]) -> tuple[int, int, int, float | None]:
-    """(calls, prompt tokens, completion tokens, dollars) of one stage over every item: its judges' own
-    estimates, which count the very requests a run sends."""
+def _stage_judges(stage: Any, items: Sequence[Any]) -> list[JudgeCostEstimate]:
+    """One stage's judges' own estimates over every item (they count the very requests a run sends)."""
     estimated = stage.judge.estimate_items(list(items))  # a judge's estimate, or a panel's list of them
-    judges = estimated if isinstance(estimated, list) else [estimated]
-    return (
-        sum(j.calls for j in judges),
-        sum(j.prompt_tokens for j in judges),
-        sum(j.completion_tokens for j in judges),
-        known_sum(j.cost_usd for j in judges),
-    )
+    return estimated if isinstance(estimated, list) else [estimated]

@@ -144,3 +144,17 @@ def test_panels_must_share_labels() -> None:
     with pytest.raises(jw.ConfigurationError, match="different labels"):
         jw.Cascade([mixed])
     assert jw.Cascade([mixed], pass_threshold=0.5).labels == ("pass", "fail")
+
+
+def test_the_estimate_gives_a_duration_at_each_stages_reach_when_the_limits_are_known() -> None:
+    def limited(name: str, rpm: float | None) -> jw.LLMJudge:
+        return jw.LLMJudge(f"openai/{name}", name=name, template="true_false", rpm=rpm, transport=verdicts(cheap))
+
+    unknown = jw.Cascade([limited("cheap", None), limited("strong", None)], target_agreement=0.9)
+    assert unknown.estimate_cost(NEW).duration_s is None and "rate limits" not in str(unknown.estimate_cost(NEW))
+    cascade = jw.Cascade([limited("cheap", 600), limited("strong", 60)], target_agreement=0.9)
+    before = cascade.estimate_cost(NEW)  # every item reaches every stage: the slow endpoint binds, 20 calls at 60/min
+    assert before.duration_s == pytest.approx(20 / 60 * 60 / 0.97)
+    assert "about 21 s at the known rate limits" in str(before) and "judges_all" not in before.to_df().columns
+    half = before.model_copy(update={"stages": [before.stages[0], before.stages[1].model_copy(update={"reach": 0.5})]})
+    assert half.duration_s == pytest.approx(10 / 60 * 60 / 0.97)  # half the items reach the slow stage
