@@ -75,7 +75,10 @@ class Answer(Generic[T]):
         self.completion = completion
         self.prefill = prefill
         content = completion.content
-        self.content = content if not prefill or content.startswith(prefill) else prefill + content
+        # litellm strips the trailing space of a final assistant message for Anthropic's API: a server that
+        # returns the prefill joined to its continuation may so begin with the prefill less that space.
+        joined = not prefill or content.startswith(prefill) or content.startswith(prefill.rstrip())
+        self.content = content if joined else prefill + content
         self.latency_s += completion.latency_s
         self.prompt_tokens += completion.prompt_tokens or 0
         self.completion_tokens += completion.completion_tokens or 0

@@ -23,7 +23,7 @@ from .._constants import (
     TOP_LOGPROBS,
 )
 from .._errors import ConfigurationError
-from ._ask import Answer, ask
+from ._ask import Answer, ask, prefill_of
 from ._cache import CallCache
 from ._client import CallSession, CallSettings
 from ._litellm import (
@@ -34,7 +34,7 @@ from ._litellm import (
     is_local_model,
     supports_logprobs,
 )
-from ._openai_http import custom_base_url
+from ._openai_http import custom_base_url, provider_of
 from ._request import ChatRequest, Completion, argument_secrets, masked
 from ._retry import RetryPolicy
 from ._routing import TransportChoice, resolve_transport
@@ -43,6 +43,8 @@ from ._transport import Transport
 T = TypeVar("T")
 MIN_CONTEXT = 256  # tokens: less cannot hold a judge's instructions
 ANSWER_RESERVE_TOKENS = 1_024  # room left for the answer when the request names no max_tokens
+MAX_TOKENS_REQUIRED = frozenset({"anthropic"})  # providers whose API needs max_tokens (litellm fills in 4,096)
+THINKING_OPTIONS = frozenset({"thinking", "reasoning_effort"})  # their budget counts in max_tokens: left to litellm
 CONTEXT_MARGIN = 0.05  # of the window, for the difference between the counting tokenizer and the model's
 Messages = tuple[dict[str, str], ...]
 
@@ -192,7 +194,15 @@ class Caller:
         explanation comes first."""
         if self.prefill is not None:
             return bool(self.prefill)
-        return is_local_model(self.model) and not explanations
+        return (is_local_model(self.model) or self.messages_api_elsewhere()) and not explanations
+
+    def messages_api_elsewhere(self) -> bool:
+        """Whether calls speak Anthropic's Messages API to a server that is not Anthropic's (`anthropic/<name>`
+        with an `api_base`, e.g. llama.cpp's `/v1/messages`). Such a server cannot be handed the answer's schema:
+        llama.cpp's Messages handler keeps only messages, tools, tool_choice, stop, max_tokens and sampling, and
+        the forced tool litellm sends in place of a schema is not decoded under a grammar there, so a small model
+        writes it as prose or repeats the schema. Answers are steered by a prefill instead (see `ask`)."""
+        return provider_of(self.model) == "anthropic" and custom_base_url(self.model, self.litellm_kwargs) is not None
 
     def request_params(
         self,
@@ -209,7 +219,9 @@ class Caller:
         asks for no schema (constrained decoding would restart the JSON the prefill began) and, unless
         `max_tokens` is given, for `prefilled_max_tokens`: the few tokens that finish the answer, by default. The
         embedded judge's other answers to a `schema` are capped at `LOCAL_ANSWER_MAX_TOKENS` (a verdict and a short
-        explanation), so a reply that repeats itself is cut off and re-asked within seconds.
+        explanation), so a reply that repeats itself is cut off and re-asked within seconds; so are answers over
+        the Messages API to a server that is not Anthropic's, and answers from Anthropic at `ANSWER_RESERVE_TOKENS`
+        (its API requires a limit, and litellm's default of 4,096 lets a looping answer run for minutes).
         `probabilities` asks for logprobs (default: `uses_probabilities()`).
         """
         params: dict[str, Any] = {"temperature": self.temperature, **self.litellm_kwargs}
@@ -221,8 +233,10 @@ class Caller:
                     "response_format",
                     {"type": "json_schema", "json_schema": {"name": schema_name, "schema": schema, "strict": True}},
                 )
-            if is_local_model(self.model):
+            if is_local_model(self.model) or self.messages_api_elsewhere():
                 params.setdefault("max_tokens", LOCAL_ANSWER_MAX_TOKENS)
+            elif provider_of(self.model) in MAX_TOKENS_REQUIRED and not THINKING_OPTIONS & self.litellm_kwargs.keys():
+                params.setdefault("max_tokens", ANSWER_RESERVE_TOKENS)
         if self.uses_probabilities() if probabilities is None else probabilities:
             params.setdefault("logprobs", True)
             params.setdefault("top_logprobs", TOP_LOGPROBS)
@@ -238,7 +252,9 @@ class Caller:
         if window is None:
             return None
         answer = self.litellm_kwargs.get("max_tokens") or (
-            LOCAL_ANSWER_MAX_TOKENS if is_local_model(self.model) else ANSWER_RESERVE_TOKENS
+            LOCAL_ANSWER_MAX_TOKENS
+            if is_local_model(self.model) or self.messages_api_elsewhere()
+            else ANSWER_RESERVE_TOKENS
         )
         return max(0, int(window * (1 - CONTEXT_MARGIN)) - int(answer))
 
@@ -259,8 +275,27 @@ class Caller:
     ) -> Answer[T]:
         """Ask once and read the answer with `read` (ValueError when it cannot), re-asking up to `reasks` times;
         a failure is recorded on the Answer, never raised. `sample` tells repeated draws apart in the cache."""
-        request = ChatRequest(self.model, messages, params, sample)
+        request = self.shaped(ChatRequest(self.model, messages, params, sample))
         return await ask(session, request, self.settings, self.secrets, read, self.reasks, self.uses_prefill())
+
+    def shaped(self, request: ChatRequest) -> ChatRequest:
+        """`request` in the form its endpoint honours. Over the Messages API to a server that is not Anthropic's
+        (`messages_api_elsewhere`), a response schema becomes a prefill: the answer starts as a JSON object at the
+        schema's first property, which the model continues (so it cannot repeat the schema back), capped at
+        `max_tokens`. Anthropic's own API keeps the schema (litellm sends it as a forced tool or as native
+        structured output); an unreadable answer is re-asked either way."""
+        response_format = request.params.get("response_format")
+        if not isinstance(response_format, dict) or not self.messages_api_elsewhere():
+            return request
+        if prefill_of(request.messages):
+            return request.prefilled(request.messages[:-1], prefill_of(request.messages), self._answer_tokens(request))
+        schema = (response_format.get("json_schema") or {}).get("schema") or {}
+        first = next(iter(schema.get("properties") or {}), None)
+        start = "{" if first is None else '{"' + first + '":'
+        return request.prefilled(request.messages, start, self._answer_tokens(request))
+
+    def _answer_tokens(self, request: ChatRequest) -> int:
+        return int(request.params.get("max_tokens") or LOCAL_ANSWER_MAX_TOKENS)
 
     async def complete(self, session: CallSession, messages: Messages, params: dict[str, Any]) -> Completion:
         """One completion with nothing read from it (generation); raises JudgeCallError after the last retry."""

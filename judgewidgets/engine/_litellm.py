@@ -313,7 +313,7 @@ class LiteLLMTransport:
             raise classify(exc) from exc
         latency = time.perf_counter() - started
         choice = response.choices[0]
-        content = choice.message.content or ""
+        content = choice.message.content or tool_arguments(choice.message)
         logprobs = token_logprobs(getattr(choice, "logprobs", None))
         usage = getattr(response, "usage", None)
         prompt_tokens = getattr(usage, "prompt_tokens", None)
@@ -327,3 +327,12 @@ class LiteLLMTransport:
             latency_s=latency,
             limits=response_limits(response),
         )
+
+
+def tool_arguments(message: Any) -> str:
+    """The arguments of the first tool call of a reply that has no text: a provider that answers a response
+    schema through a forced tool (litellm's stand-in for Anthropic models without native structured output)
+    returns the verdict there when litellm does not move it into the content itself."""
+    calls = getattr(message, "tool_calls", None) or []
+    function = getattr(calls[0], "function", None) if calls else None
+    return str(getattr(function, "arguments", None) or "")
