@@ -57,8 +57,24 @@ class JudgedConversation:
             return None
         start, end = self.omitted  # the same words for one history shared by two replies of different lengths
         return (
-            f"turns {start + 1}-{end} left out to fit the judge's context: it read turns 1-{start} (up to the first "
-            f"user turn) and {end + 1} on (the latest)"
+            f"messages {start + 1}-{end} left out to fit the judge's context: it read messages 1-{start} (up to the "
+            f"first user turn) and {end + 1} on (the latest)"
+        )
+
+    @property
+    def heading(self) -> str:
+        """What is judged, for a person: the judged turn by its number among the assistant's turns (the tables'
+        `turn`) and by the numbers of its messages (the request's `<turn n=...>` fences number messages), e.g.
+        "conversation 0, assistant turn 2 of 2 (the table's turn 2): messages 5-7 of the request"."""
+        count = len(self.conversation.messages)
+        if self.judged is None or self.turn is None:
+            return f"conversation {self.index}, the whole conversation: every assistant turn, messages 1-{count}"
+        start, end = self.judged
+        span = f"message {end}" if end - start == 1 else f"messages {start + 1}-{end}"
+        turns = len(self.conversation.replies())
+        return (
+            f"conversation {self.index}, assistant turn {self.turn} of {turns} (the table's turn {self.turn}): "
+            f"{span} of the request"
         )
 
     @property

@@ -254,11 +254,14 @@ class LLMJudge(CommitsFirst):
         **inputs: Any,
     ) -> str:
         """The request this judge would send for the first item of the batch (no call is made): each message as
-        `[role]` and its text, a conversation fenced and shortened as it would be. `inputs`: as `score`'s."""
+        `[role]` and its text, a conversation fenced and shortened as it would be, after a line saying which
+        turn is judged in both numberings a reader meets (the tables' `turn`, and the request's message numbers).
+        `inputs`: as `score`'s."""
         items = judged_items(prompts, responses, references, default_target=self.default_target, **inputs)
         params = self.request_params(prefilled=self.uses_prefill())
         _, messages = self.request(items[0], self.item_params(items[0], params))
-        return request_text(messages)
+        view = items[0].conversation
+        return (f"--- judged: {view.heading}\n" if view is not None else "") + request_text(messages)
 
     def estimate_items(self, items: Sequence[Item], name: str | None = None) -> JudgeCostEstimate:
         """Tokens and dollars of judging `items`: the prompt tokens of the very requests a run sends (a

@@ -55,7 +55,9 @@ print(jw.conversations.transcript(jw.conversations.parse_conversation(trip).mess
 # The judge reads each message as a numbered turn fenced with its role, the tool call written out, and the judged
 # turn apart in its own fence; the system message says what the material is. A turn's text reaches the judge
 # exactly as written, except the package's own tag names, so a user turn cannot close its turn or pose as the
-# assistant. `judge.preview(...)` shows the request for the first item without making a call:
+# assistant. `judge.preview(...)` shows the request for the first item without making a call. Its `n` numbers
+# messages, so the judged reply here is messages 5-7; the tables count the assistant's turns instead, where the same
+# reply is `turn 2` (its second). The preview's first line gives both:
 
 # %%
 judge = jw.LLMJudge("local", template="likert", name="likert")
@@ -63,8 +65,9 @@ print(judge.preview(conversations=[trip]))  # the request as it would be sent; n
 
 # %% [markdown]
 # Scoring takes `conversations=` (lists of messages or their JSON text) or a DataFrame column of them
-# (`data=`, `conversation_col=`); the table shows the last user message as the prompt and the judged turn as the
-# response. Judged here as a reply, and as a whole conversation on whether the assistant kept what the user said:
+# (`data=`, `conversation_col=`); the table shows the last user message as the prompt, the judged turn as the
+# response and its number among the assistant's turns as `turn` (empty for the whole conversation). Judged here as a
+# reply, and as a whole conversation on whether the assistant kept what the user said:
 
 # %%
 last_turn = judge.score(conversations=[trip])

@@ -123,6 +123,23 @@ def test_items_carry_what_a_table_shows() -> None:
     assert whole.conversation is not None and whole.conversation.conversation == parse_conversation(AGENT)
 
 
+def test_the_heading_names_the_judged_turn_as_the_tables_and_the_request_number_it() -> None:
+    """The tables count the assistant's turns, the request numbers messages: a preview's first line gives both."""
+    [agent] = build_conversation_items([AGENT], "last_turn")
+    assert agent.conversation is not None and agent.conversation.turn == 1
+    assert agent.conversation.heading == (
+        "conversation 0, assistant turn 1 of 1 (the table's turn 1): messages 2-4 of the request"
+    )
+    _, second = build_conversation_items([CHAT], "each_turn")
+    assert second.conversation is not None
+    assert second.conversation.heading == (
+        "conversation 0, assistant turn 2 of 2 (the table's turn 2): message 5 of the request"
+    )
+    [whole] = build_conversation_items([CHAT], "whole")
+    assert whole.conversation is not None
+    assert whole.conversation.heading == "conversation 0, the whole conversation: every assistant turn, messages 1-5"
+
+
 @FAST
 @given(hostile, hostile)
 def test_a_rubric_criterion_reads_the_turns_fenced_as_well(user: str, reply: str) -> None:

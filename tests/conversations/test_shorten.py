@@ -62,8 +62,8 @@ def test_the_opening_and_the_latest_turns_are_kept() -> None:
         full // 2
     )
     assert shown[0].shortening == (
-        f"turns 3-{end} left out to fit the judge's context: it read turns 1-2 (up to the first user turn) "
-        f"and {end + 1} on (the latest)"
+        f"messages 3-{end} left out to fit the judge's context: it read messages 1-2 (up to the first user "
+        f"turn) and {end + 1} on (the latest)"
     )
 
 
@@ -95,7 +95,7 @@ def test_a_judge_shortens_what_does_not_fit_its_context_and_the_vote_says_so() -
     judge, transport = long_judge()
     result = judge.score(conversations=[long_chat(12), long_chat(2)], progress=False)
     votes = sorted(result.vote_list, key=lambda v: v.item)
-    assert votes[0].shortened is not None and votes[0].shortened.startswith("turns 3-")
+    assert votes[0].shortened is not None and votes[0].shortened.startswith("messages 3-")
     assert votes[1].shortened is None
     first, second = (r for r in sorted(transport.requests, key=lambda r: len(user_text(r)), reverse=True))
     assert judge.caller.count_tokens(first.messages) <= judge.caller.prompt_budget()  # type: ignore[operator]
@@ -134,7 +134,7 @@ def test_a_pairwise_judge_shortens_a_shared_history_once_for_both_replies() -> N
         assert user_text(request).count("left out") == 1 and "Question 12:" in user_text(request)
     notes = {order.shortened for order in result.verdicts}
     assert all(";" not in (note or "") for note in notes)  # one note for the shared history, not one per reply
-    assert len(notes) == 1 and next(iter(notes), "").startswith("turns 3-")  # type: ignore[union-attr]
+    assert len(notes) == 1 and next(iter(notes), "").startswith("messages 3-")  # type: ignore[union-attr]
 
 
 def test_a_rubric_grader_shortens_the_conversation_it_grades() -> None:
@@ -144,14 +144,19 @@ def test_a_rubric_grader_shortens_the_conversation_it_grades() -> None:
     rubric = jw.Rubric.from_yaml("- name: euros\n  requirement: Prices are given in euros\n")
     report = grader.grade(rubric, conversation=long_chat(12))
     vote = report.criteria[0].votes[0]
-    assert vote.shortened is not None and vote.shortened.startswith("turns 3-")
+    assert vote.shortened is not None and vote.shortened.startswith("messages 3-")
     assert "left out" in user_text(transport.requests[0])
 
 
 def test_preview_shows_the_request_as_sent_without_a_call() -> None:
     judge, transport = long_judge()
     text = judge.preview(conversations=[long_chat(12)])
-    assert text.startswith("[system]\nYou are an impartial") and "\n\n[user]\n<conversation>\n" in text
+    heading, request = text.split("\n", 1)  # which turn is judged, in the tables' numbering and the request's
+    assert (
+        heading
+        == "--- judged: conversation 0, assistant turn 12 of 12 (the table's turn 12): message 25 of the request"
+    )
+    assert request.startswith("[system]\nYou are an impartial") and "\n\n[user]\n<conversation>\n" in text
     assert "left out: the conversation was shortened" in text and not transport.requests
     assert "[user]\n<question>\nq\n</question>" in judge.preview(["q"], ["a"])
 
@@ -238,7 +243,7 @@ def test_the_explorer_shows_which_turns_a_judge_left_out() -> None:
     roomy = jw.LLMJudge("openai/m", transport=transport, cache=False, context_window=100_000, name="roomy")
     result = jw.LLMPanel([short, roomy]).score(conversations=[long_chat(12)], progress=False)
     details = DisagreementModel(result).details(0).set_index("judge")
-    assert details.loc["short", "shortened"].startswith("turns 3-") and pd.isna(details.loc["roomy", "shortened"])
+    assert details.loc["short", "shortened"].startswith("messages 3-") and pd.isna(details.loc["roomy", "shortened"])
 
 
 def test_a_saved_run_keeps_what_was_left_out(tmp_path: Any) -> None:
