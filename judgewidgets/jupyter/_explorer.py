@@ -197,7 +197,8 @@ class DisagreementExplorer:
         )
         whose = f" by {html.escape(self.lit_judge)}" if self.lit_judge is not None else ""
         self.in_range.value = (
-            f"<p><b>{len(chosen)} scores{whose} in [{min(low, high):.2f}, {max(low, high):.2f}]</b></p>"
+            f"<p><b>{len(chosen)} score{_plural(len(chosen))}{whose} in "
+            f"[{min(low, high):.2f}, {max(low, high):.2f}]</b></p>"
             f"<table><tr><th>item</th><th>judge</th><th>score</th><th>prompt</th></tr>{rows}</table>"
         )
 
@@ -234,3 +235,7 @@ def _is_per_turn(result: Any) -> bool:
 
 def _score(value: float) -> str:
     return "" if pd.isna(value) else f"{value:.2f}"
+
+
+def _plural(count: int) -> str:
+    return "" if count == 1 else "s"

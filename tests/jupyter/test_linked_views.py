@@ -108,7 +108,7 @@ def test_clicking_a_judge_in_the_legend_lights_it_and_narrows_the_brush() -> Non
     assert explorer.lit_judge == "strict"
     assert "<b>strict</b> (lit in the chart): mean score 0.50 over 3 items, none failed" in explorer.judge_line.value
     assert "furthest from the other judges on item #0 (0.25 against their 1.00)" in explorer.judge_line.value
-    assert "1 scores by strict in [0.70, 1.00]" in explorer.in_range.value  # the brush lists strict's only
+    assert "1 score by strict in [0.70, 1.00]" in explorer.in_range.value  # the brush lists strict's only
     set_selection(explorer.chart, "judge", None)  # a click beside the legend clears it
     assert explorer.lit_judge is None and explorer.judge_line.value == ""
     assert "4 scores in [0.70, 1.00]" in explorer.in_range.value
