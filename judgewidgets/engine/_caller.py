@@ -194,7 +194,12 @@ class Caller:
         explanation comes first."""
         if self.prefill is not None:
             return bool(self.prefill)
-        return (is_local_model(self.model) or self.messages_api_elsewhere()) and not explanations
+        return self.answers_steered() and not explanations
+
+    def answers_steered(self) -> bool:
+        """Whether answers are steered by a prefill and capped at a verdict's length (`LOCAL_ANSWER_MAX_TOKENS`):
+        the embedded judge's, and those over the Messages API to a server that is not Anthropic's."""
+        return is_local_model(self.model) or self.messages_api_elsewhere()
 
     def messages_api_elsewhere(self) -> bool:
         """Whether calls speak Anthropic's Messages API to a server that is not Anthropic's (`anthropic/<name>`
@@ -233,7 +238,7 @@ class Caller:
                     "response_format",
                     {"type": "json_schema", "json_schema": {"name": schema_name, "schema": schema, "strict": True}},
                 )
-            if is_local_model(self.model) or self.messages_api_elsewhere():
+            if self.answers_steered():
                 params.setdefault("max_tokens", LOCAL_ANSWER_MAX_TOKENS)
             elif provider_of(self.model) in MAX_TOKENS_REQUIRED and not THINKING_OPTIONS & self.litellm_kwargs.keys():
                 params.setdefault("max_tokens", ANSWER_RESERVE_TOKENS)
@@ -252,9 +257,7 @@ class Caller:
         if window is None:
             return None
         answer = self.litellm_kwargs.get("max_tokens") or (
-            LOCAL_ANSWER_MAX_TOKENS
-            if is_local_model(self.model) or self.messages_api_elsewhere()
-            else ANSWER_RESERVE_TOKENS
+            LOCAL_ANSWER_MAX_TOKENS if self.answers_steered() else ANSWER_RESERVE_TOKENS
         )
         return max(0, int(window * (1 - CONTEXT_MARGIN)) - int(answer))
 
@@ -287,8 +290,8 @@ class Caller:
         response_format = request.params.get("response_format")
         if not isinstance(response_format, dict) or not self.messages_api_elsewhere():
             return request
-        if prefill_of(request.messages):
-            return request.prefilled(request.messages[:-1], prefill_of(request.messages), self._answer_tokens(request))
+        if given := prefill_of(request.messages):
+            return request.prefilled(request.messages[:-1], given, self._answer_tokens(request))
         schema = (response_format.get("json_schema") or {}).get("schema") or {}
         first = next(iter(schema.get("properties") or {}), None)
         start = "{" if first is None else '{"' + first + '":'

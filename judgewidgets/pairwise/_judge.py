@@ -685,9 +685,12 @@ class PairwiseJudge(CommitsFirst):
         notes = dict.fromkeys(view.shortening for view in fitted if view.shortening)
         return "; ".join(notes) or None, messages
 
-    def _gated(self, item: PairItem) -> bool:
-        """Whether the harm gate asks about `item`: it is on and exactly one response declines (`declines`)."""
-        return self.harm_threshold() is not None and declines(item.response_a) != declines(item.response_b)
+    def _gate_threshold(self, item: PairItem) -> float | None:
+        """The harm gate's threshold for `item` (`harm_threshold`), None when it does not ask: it is off, or not
+        exactly one response declines (`declines`)."""
+        if declines(item.response_a) == declines(item.response_b):
+            return None
+        return self.harm_threshold()
 
     def _scored(self, item: PairItem) -> list[Item]:
         """The two responses as the pointwise method scores them, each alone."""
@@ -706,7 +709,7 @@ class PairwiseJudge(CommitsFirst):
             judge = self.pointwise_judge
             params = judge.request_params(prefilled=judge.uses_prefill())
             scored = [judge.request(one, params)[1] for one in self._scored(item)]
-            if not self._gated(item):
+            if self._gate_threshold(item) is None:
                 return scored
             # the harm gate's question first (a pair it sends side by side costs two order requests more)
             asker = self.harm_asker
@@ -800,8 +803,8 @@ class PairwiseJudge(CommitsFirst):
         """Score a and b alone; both orders carry the same outcome (a's call on the first, b's on the second).
         Behind the harm gate (`uses_harm_gate`), a pair where one response declines a request that may be harmful
         is judged side by side instead."""
-        threshold = self.harm_threshold()
-        if threshold is not None and self._gated(item):  # one response declines: is the request harmful?
+        threshold = self._gate_threshold(item)
+        if threshold is not None:  # one response declines: is the request harmful?
             asker = self.harm_asker
             asked = await asker.ajudge_one(
                 0,

@@ -241,6 +241,14 @@ def _write(path: Path, cells: list[str]) -> None:
     nbformat.write(notebook, path)
 
 
+def _run_cells(offline: Offline, lab: Lab, notebook: str, cells: list[str]) -> None:
+    """Write `cells` as `notebook` in the server's folder, run it with the network blocked (`run_offline`) and wait
+    for its last cell's "cells done"."""
+    _write(lab.root / notebook, cells)
+    run_offline(offline, lab, notebook, 300)
+    offline.page.locator(".jp-OutputArea-output pre", has_text="cells done").wait_for(timeout=120_000)
+
+
 @pytest.fixture(scope="module")
 def browser(lab: Lab) -> Iterator[Any]:
     SHOTS.mkdir(parents=True, exist_ok=True)
@@ -318,9 +326,7 @@ def test_charts_draw_with_the_network_blocked_and_without_load_ext(offline: Offl
 def test_clicking_a_heatmap_cell_and_a_candidate_changes_the_linked_view(offline: Offline, lab: Lab) -> None:
     page = offline.page
     expect = playwright_api.expect
-    _write(lab.root / "linked_views.ipynb", LINKED_CELLS)
-    run_offline(offline, lab, "linked_views.ipynb", 300)  # what the tutorials' test does, on scripted judges
-    page.locator(".jp-OutputArea-output pre", has_text="cells done").wait_for(timeout=120_000)
+    _run_cells(offline, lab, "linked_views.ipynb", LINKED_CELLS)  # what the tutorials' test does, on scripted judges
 
     # The explorer opens on the most disputed item; clicking item 3's cell in the strict column shows item 3.
     explorer = page.locator(".judgewidgets-explorer")
@@ -390,9 +396,7 @@ def test_clicking_a_legend_entry_a_range_and_a_criterion_changes_the_selection_a
 ) -> None:
     page = offline.page
     expect = playwright_api.expect
-    _write(lab.root / "clicks.ipynb", CLICK_CELLS)
-    run_offline(offline, lab, "clicks.ipynb", 300)
-    page.locator(".jp-OutputArea-output pre", has_text="cells done").wait_for(timeout=120_000)
+    _run_cells(offline, lab, "clicks.ipynb", CLICK_CELLS)
 
     # --- The explorer: cells and ticks located by hovering for their tooltips, the legend from the pixels.
     explorer = page.locator(".judgewidgets-explorer")
@@ -526,9 +530,7 @@ def test_clicking_a_legend_entry_a_range_and_a_criterion_changes_the_selection_a
 def test_clicking_a_turn_in_the_per_turn_heatmap_shows_that_turn(offline: Offline, lab: Lab) -> None:
     page = offline.page
     expect = playwright_api.expect
-    _write(lab.root / "turn_views.ipynb", TURN_CELLS)
-    run_offline(offline, lab, "turn_views.ipynb", 300)
-    page.locator(".jp-OutputArea-output pre", has_text="cells done").wait_for(timeout=120_000)
+    _run_cells(offline, lab, "turn_views.ipynb", TURN_CELLS)
 
     # The explorer opens on the most disputed turn (chat 0's first); clicking chat 1's second turn shows it.
     explorer = page.locator(".judgewidgets-explorer")
