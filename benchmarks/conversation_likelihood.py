@@ -14,7 +14,9 @@ compares, between the two twins of a pair,
 
 A pair is right when the good twin scores higher. Nothing depends on which twin is shown first. The numbers are in
 docs/benchmarks.md ("Judging conversations"): pmi 73 %, per token 76 % (45 pairs, 2026-11-25), against the judge's
-45–52 % and the 90 % target. It is a measurement, not a judging method of the package.
+45–52 % and the 90 % target. It is the first probe; the package's judging method is
+`PairwiseJudge(method="likelihood")` / `jw.LikelihoodJudge` (the reply's own tokens forced, each token's share of
+pmi clipped: 36 of 45, `python benchmarks/conversations.py --templates likelihood --methods likelihood`).
 """
 
 from __future__ import annotations

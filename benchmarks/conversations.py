@@ -1,7 +1,7 @@
 """Judging conversations: how often does the embedded judge tell a good last reply from its bad twin?
 
-Run: `python benchmarks/conversations.py [--limit N] [--templates true_false,likert,own] [--methods default,probability]
-[--mt-bench] [--fresh] [--out rows.csv]`.
+Run: `python benchmarks/conversations.py [--limit N] [--templates true_false,likert,own,likelihood]
+[--methods default,probability,likelihood] [--mt-bench] [--fresh] [--out rows.csv]`.
 
 Data: `jw.datasets.conversations()`, 45 pairs of twin conversations written for judgewidgets (Apache-2.0): each pair
 shares its history and differs only in the assistant's last reply, one good and one bad for a reason that is not a
@@ -13,12 +13,16 @@ one with arguments against the user (wrong_tool). Three ways of judging them:
 - last turn: the last reply in the context of the history (`target="last_turn"`) under each of `--templates`, general
   ones (`true_false`, `likert`) and "own" (each record's conversation template: knowledge_retention, consistency,
   role_adherence or task_completion); pass = score >= 0.5 (the package's pass threshold), right when it matches the
-  label; twins ordered = the good twin scored strictly above the bad one.
+  label; twins ordered = the good twin scored strictly above the bad one. "likelihood" asks nothing:
+  `jw.LikelihoodJudge` reads the model's own probability of the reply with and without the history (its score is
+  σ of their log ratio, so pass means the history makes the reply more likely).
 - whole: the whole conversation (`target="whole"`) under each record's own conversation template.
 - pairwise: `jw.PairwiseJudge` on the two replies to the shared history (`compare_many(histories=...)`), both orders,
   under each of `--methods` ("default" is the judge as given: for the embedded judge the pointwise method, which
   scores each reply alone, so no order can decide); accuracy averaged over the two orders, both orders right, and
   positional agreement (the two orders name the same winner). The good reply is response a in every other pair.
+  "likelihood" compares the two replies' readings (`PairwiseJudge(method="likelihood")`); the pointwise and pairwise
+  likelihood settings force the same requests, so the second is answered by the call cache.
 
 Every accuracy has a 95 % percentile bootstrap interval over conversations (pairs for pairwise); seconds per judgment
 are the median of uncached calls (nan when every call came from the cache). A failed call counts as wrong.
@@ -58,8 +62,8 @@ from judgewidgets.conversations import Target
 from judgewidgets.datasets import CONVERSATION_KINDS
 
 TARGETS = {"accuracy": 0.90, "positional_agreement": 0.95}
-TEMPLATES = "true_false,likert,own"
-METHODS = "default,probability"
+TEMPLATES = "true_false,likert,own,likelihood"
+METHODS = "default,probability,likelihood"
 PASS = 0.5
 
 
@@ -103,9 +107,12 @@ class Judges:
         chosen: Any = None if method == "default" else method  # PairwiseJudge checks the name
         return jw.PairwiseJudge(self.model, method=chosen, name=method, cache=self.cache, **self.server)
 
+    def likelihood(self, name: str) -> jw.LikelihoodJudge:
+        return jw.LikelihoodJudge(self.model, name=name, cache=self.cache, **self.server)
+
 
 async def score(
-    judge: jw.LLMJudge, frame: pd.DataFrame, target: Target, setting: str, template: str
+    judge: jw.LLMJudge | jw.LikelihoodJudge, frame: pd.DataFrame, target: Target, setting: str, template: str
 ) -> list[dict[str, Any]]:
     """One row per conversation of `frame` judged under `target`."""
     if frame.empty:
@@ -140,10 +147,16 @@ async def pointwise_rows(judges: Judges, frame: pd.DataFrame, templates: Sequenc
     plan: list[tuple[str, str, Target]] = [(f"last turn, {t}", t, "last_turn") for t in templates if t != "own"]
     if "own" in templates:
         plan += [("last turn, own template", own, "last_turn") for own in sorted(set(frame["template"]))]
-    plan += [("whole, own template", own, "whole") for own in sorted(set(frame["template"]))]
+    if any(t != "likelihood" for t in templates):
+        plan += [("whole, own template", own, "whole") for own in sorted(set(frame["template"]))]
     for setting, template, target in plan:
         part = frame if "own" not in setting else frame[frame["template"] == template]
-        rows += await score(judges.pointwise(template, f"{setting} ({template})"), part, target, setting, template)
+        judge = (
+            judges.likelihood(setting)
+            if template == "likelihood"
+            else judges.pointwise(template, f"{setting} ({template})")
+        )
+        rows += await score(judge, part, target, setting, template)
     return rows
 
 

@@ -84,7 +84,17 @@ from .rubrics import (
     RubricReport,
 )
 from .runs import RunComparison, Runs, compare, load
-from .scoring import Generator, Judge, JudgeResult, LLMJudge, LLMPanel, ModelSolver, PanelResult, Solver
+from .scoring import (
+    Generator,
+    Judge,
+    JudgeResult,
+    LikelihoodJudge,
+    LLMJudge,
+    LLMPanel,
+    ModelSolver,
+    PanelResult,
+    Solver,
+)
 from .sequential import SequentialFrame, SequentialRater, SequentialResult, StoppingRule
 from .templates import Anchor, Template
 
@@ -158,6 +168,7 @@ __all__ = [
     "LeveledReport",
     "LeveledResult",
     "LeveledRubric",
+    "LikelihoodJudge",
     "LiveConvergence",
     "LocalModelError",
     "MetaEvaluation",

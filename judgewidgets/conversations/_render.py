@@ -27,7 +27,7 @@ cannot close its turn, pose as the assistant or end the conversation; roles and 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -240,6 +240,19 @@ def reply_text(view: JudgedConversation) -> str:
     if len(reply) == 1 and reply[0].role == "assistant" and not reply[0].tool_calls:
         return reply[0].content
     return transcript(reply)
+
+
+def chat_turns(messages: Sequence[Message], before: Sequence[Message] = ()) -> list[dict[str, str]]:
+    """Messages as plain chat turns for a model to continue (the likelihood method's requests): system and developer
+    messages as the system's, a tool's result as the user's, tool calls written out in the text as a judge reads
+    them (`before`: the messages that came earlier, whose calls a result may answer)."""
+    turns = []
+    for i, message in enumerate(messages):
+        role = message.role if message.role in ("system", "user", "assistant") else "user"
+        if message.role == "developer":
+            role = "system"
+        turns.append({"role": role, "content": _message_text(message, _tool_names((*before, *messages[:i])))})
+    return turns
 
 
 def _turn(messages: tuple[Message, ...], i: int, judged: bool = False) -> str:

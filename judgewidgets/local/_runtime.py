@@ -105,7 +105,7 @@ class _Engine:
         params.cpuparams_batch.n_threads = settings.n_threads
         params.cache_ram_mib = _CACHE_RAM_MIB
         params.verbosity = -1  # silences llama.cpp's console log
-        self.socket_dir = _private_listener(params)
+        self.socket_dir, self._listener_key = _private_listener(params)
         started = time.perf_counter()
         try:
             self.server = xllamacpp.Server(params)
@@ -138,25 +138,46 @@ class _Engine:
             raise LocalModelError(f"The local model failed: {message}")
         return raw
 
+    def tokenize(self, text: str) -> list[int]:
+        """llama.cpp's own tokens of `text` (no special tokens added or parsed), asked of the model's private
+        listener: the in-process API has no tokenizer, and the likelihood method needs the model's tokens."""
+        import httpx
 
-def _private_listener(params: Any) -> Path:
+        transport = httpx.HTTPTransport(uds=str(self.socket_dir / "llama.sock"))
+        try:
+            with httpx.Client(transport=transport, timeout=60) as client:
+                answer = client.post(
+                    "http://localhost/tokenize",
+                    json={"content": text, "add_special": False, "parse_special": False},
+                    headers={"Authorization": f"Bearer {self._listener_key}"},
+                )
+                answer.raise_for_status()
+                tokens = answer.json()["tokens"]
+        except (httpx.HTTPError, KeyError, ValueError) as exc:
+            raise LocalModelError(f"The local model could not tokenize the text: {type(exc).__name__}") from None
+        return [int(t["id"]) if isinstance(t, dict) else int(t) for t in tokens]
+
+
+def _private_listener(params: Any) -> tuple[Path, str]:
     """Keep llama.cpp's HTTP listener off the network; the folder holding its socket is returned.
 
     `xllamacpp.Server` always starts llama.cpp's HTTP server (it has no switch to leave it out), by default on a
     TCP port of 127.0.0.1 with no key, which any user of a shared machine could drive. judgewidgets calls the
-    model in-process (`handle_chat_completions`) and never over HTTP, so the listener is bound to a Unix socket in
-    a fresh folder only this user can enter (mode 0700), demands an unguessable API key that is never kept, and
-    serves neither the web UI nor the slots endpoint. No TCP or UDP port is opened.
+    model in-process (`handle_chat_completions`), and over HTTP only to tokenize (which the in-process API lacks),
+    so the listener is bound to a Unix socket in a fresh folder only this user can enter (mode 0700), demands an
+    unguessable API key that lives only in this process's memory (returned with the folder; never written or
+    logged), and serves neither the web UI nor the slots endpoint. No TCP or UDP port is opened.
     """
     folder = Path(tempfile.mkdtemp(prefix="judgewidgets-llama-"))  # 0700: other users cannot reach the socket
     params.hostnames = [str(folder / "llama.sock")]  # a name ending in .sock binds AF_UNIX, no port
-    params.api_keys = [secrets.token_urlsafe(32)]
+    key = secrets.token_urlsafe(32)
+    params.api_keys = [key]
     params.ui = False
     params.endpoint_slots = False
     params.endpoint_metrics = False
     params.n_threads_http = 1
     atexit.register(shutil.rmtree, folder, True)
-    return folder
+    return folder, key
 
 
 class _Loader:
@@ -274,6 +295,16 @@ class LocalModel:
         raw = await asyncio.wrap_future(engine.executor.submit(engine.complete, translated))
         return self._finish(raw)
 
+    def tokenize(self, text: str) -> list[int]:
+        """The model's own token ids of `text`, as llama.cpp reads it in a message (blocking)."""
+        engine = self._engine or self._checked(self._future().result())
+        return engine.tokenize(text)
+
+    async def atokenize(self, text: str) -> list[int]:
+        """Async twin of `tokenize` (instant next to a judgment; run on a thread so the loop stays free)."""
+        engine = self._engine or self._checked(await asyncio.wrap_future(self._future()))
+        return await asyncio.to_thread(engine.tokenize, text)
+
     def _translate(self, request: dict[str, Any]) -> dict[str, Any]:
         """The llama.cpp request for an OpenAI one: supported keys kept, unsupported features refused."""
         if not isinstance(request.get("messages"), list) or not request["messages"]:
@@ -284,8 +315,11 @@ class LocalModel:
             raise ConfigurationError(f"the local model returns one choice per call, got n={request['n']}")
         if request.get("tools") or request.get("functions"):
             raise ConfigurationError("the local model does not support tool calls")
-        out = {key: value for key, value in request.items() if key in _PASSED_KEYS and value is not None}
-        ignored = sorted(set(request) - _PASSED_KEYS - {"model", "stream", "n", "tools", "functions"})
+        # llama.cpp's own fields (`grammar`) may ride in extra_body, as the OpenAI SDK sends them to a server
+        extra = request.get("extra_body")
+        merged = {**request, **extra} if isinstance(extra, dict) else request
+        out = {key: value for key, value in merged.items() if key in _PASSED_KEYS and value is not None}
+        ignored = sorted(set(merged) - _PASSED_KEYS - {"model", "stream", "n", "tools", "functions", "extra_body"})
         if ignored:
             logger.debug("local model ignores request keys %s", ignored)
         if out.get("max_tokens") is None:

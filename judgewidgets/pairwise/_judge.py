@@ -33,6 +33,7 @@ from ..scoring._aggregate import check_judge_weight
 from ..scoring._commit import PLACEHOLDER_REFERENCE, SHARED, CommitFirst, CommitsFirst, Committed, Question, question_of
 from ..scoring._cost import estimate_calls, typical_completion_tokens, with_answers
 from ..scoring._harm import HARM_SWITCH, HARMFUL_REQUEST, declines
+from ..scoring._likelihood import LikelihoodJudge, Measure, check_reply_view, pair_probability
 from ..templates import Anchor, Template, get_template
 from ..templates._parse import own_verdict
 from ._batch import PairwiseTable, one_pair, pairs_from, results_table, stamped
@@ -42,8 +43,8 @@ from ._scales import AB_TIE, Scale, Slot, get_scale, swap_slot
 if TYPE_CHECKING:
     from ..alignment import AgreementCalibration, AlignmentReport
 
-PairwiseMethod = Literal["probability", "pointwise", "verdict"]
-METHODS: tuple[PairwiseMethod, ...] = ("probability", "pointwise", "verdict")
+PairwiseMethod = Literal["probability", "pointwise", "verdict", "likelihood"]
+METHODS: tuple[PairwiseMethod, ...] = ("probability", "pointwise", "verdict", "likelihood")
 # The embedded judge's default, chosen by measurement (benchmarks/judge_quality.py; its tables in docs/benchmarks.md).
 LOCAL_DEFAULT_METHOD: PairwiseMethod = "pointwise"
 
@@ -131,7 +132,7 @@ def _confidence(value: object) -> float | None:
 class PairwiseJudge(CommitsFirst):
     """Compares two responses to a question with a language model, so that position cannot decide the winner.
 
-    Three methods (`method`):
+    Four methods (`method`):
 
     - ``"probability"``: the judge sees the pair as A then B and again as B then A; in each order its probability
       of answering A, B or tie is read from its logprobs, mapped back to the pair's own a/b and averaged over the
@@ -141,6 +142,10 @@ class PairwiseJudge(CommitsFirst):
       No order exists, so none can decide.
     - ``"verdict"``: the judge writes its verdict in both orders and the parsed verdicts are combined: agreeing
       orders give that winner, disagreeing ones a tie marked inconsistent (the MT-Bench rule).
+    - ``"likelihood"``: nothing is asked; the judge model is made to write each reply and its own probabilities
+      are read (`jw.LikelihoodJudge`, measure `likelihood_measure`: by default how much the conversation's
+      history supports the reply), and P(a better) is the logistic of the difference. Made for conversations
+      (two replies to one history); the embedded judge or a llama.cpp server only. No order exists.
 
     The embedded judge's pointwise method passes a harm gate (`harm_gate`, `scoring._harm`): where exactly one
     response declines and the judge finds the request harmful with P >= `HARM_SWITCH` (or `harm_gate` given as a
@@ -186,6 +191,7 @@ class PairwiseJudge(CommitsFirst):
         method: PairwiseMethod | None = None,
         tie_margin: float = DEFAULT_TIE_MARGIN,
         pointwise_template: str | Template = "follows_instruction",
+        likelihood_measure: Measure = "pmi",
         harm_gate: bool | float | None = None,
         instruction: str | None = None,
         examples: Sequence[PairExample] = (),
@@ -245,6 +251,7 @@ class PairwiseJudge(CommitsFirst):
         self.commit_first = commit_first
         self.solver = solver
         _ = self.committer  # a bad commit_first / solver is one ConfigurationError now
+        self.likelihood_measure: Measure = likelihood_measure
         # The harm gate's question (`scoring._harm`), asked of the request alone through the same caller.
         if harm_gate is not None and not isinstance(harm_gate, bool):
             if not (isinstance(harm_gate, (int, float)) and 0 < harm_gate <= 1):
@@ -282,10 +289,23 @@ class PairwiseJudge(CommitsFirst):
                 f"method='probability' reads one token, which cannot tell the {self.scale.name} scale's labels "
                 "apart; use scale='ab_tie' or method='verdict'"
             )
-        if method == "pointwise" and self.aspects:
+        if method in ("pointwise", "likelihood") and self.aspects:
             raise ConfigurationError(
-                "method='pointwise' scores whole responses; aspects need 'probability' or 'verdict'"
+                f"method={method!r} scores whole responses; aspects need 'probability' or 'verdict'"
             )
+        if method == "likelihood":
+            if not one_token:
+                raise ConfigurationError(
+                    f"method='likelihood' gives P(a better), which the {self.scale.name} scale's labels cannot hold; "
+                    "use scale='ab_tie'"
+                )
+            if self.committer is not None:
+                raise ConfigurationError(
+                    "method='likelihood' reads the replies' own probabilities and shows the judge no reference, so "
+                    "an answer made first would go unused; use commit_first with another method"
+                )
+            # the reader of replies' probabilities, through this judge's caller (refused here for other models)
+            self.likelihood_judge = LikelihoodJudge.from_caller(self.caller, self.likelihood_measure, self.name)
         if method is not None:
             return method
         logprobs = self.caller.uses_probabilities()
@@ -330,6 +350,7 @@ class PairwiseJudge(CommitsFirst):
             "method": self.requested_method,
             "tie_margin": self.tie_margin,
             "pointwise_template": self.pointwise_judge.template,
+            "likelihood_measure": self.likelihood_measure,
             "harm_gate": self.harm_gate,
             "instruction": self.instruction,
             "examples": self.examples,
@@ -622,6 +643,12 @@ class PairwiseJudge(CommitsFirst):
         if self.method == "pointwise":
             compare = self._pointwise
             params = self.pointwise_judge.request_params(prefilled=self.pointwise_judge.uses_prefill())
+        elif self.method == "likelihood":
+            for item in items:
+                for view in (item.conversation_a, item.conversation_b):
+                    if view is not None:
+                        check_reply_view(view)
+            compare, params = self._likelihood, {}
         else:
             compare, params = self._orders, self.request_params()
 
@@ -717,6 +744,8 @@ class PairwiseJudge(CommitsFirst):
                 Item(item.question, "(not shown)"), asker.request_params(prefilled=asker.uses_prefill())
             )
             return [gate[1], *scored]
+        if self.method == "likelihood":
+            return [messages for one in self._scored(item) for messages in self.likelihood_judge.requests(one)]
         return [self._order_request(item, swapped)[1] for swapped in ((False, True) if self.swap else (False,))]
 
     def estimate_items(self, items: Sequence[PairItem], name: str | None = None) -> JudgeCostEstimate:
@@ -835,15 +864,58 @@ class PairwiseJudge(CommitsFirst):
             *(judge.ajudge_one(i, one, session, params, label) for i, one in enumerate(scored))
         )
         winner, probabilities, fallback = _pointwise_outcome(judge.template, vote_a, vote_b)
-        error = vote_a.error or vote_b.error
-        calls = {False: (vote_a,), True: (vote_b,)} if self.swap else {False: (vote_a, vote_b)}
-        shortened = "; ".join(dict.fromkeys(v.shortened for v in (vote_a, vote_b) if v.shortened)) or None
+        return self._alone(
+            label,
+            (vote_a, vote_b),
+            winner,
+            probabilities,
+            fallback=fallback,
+            raw=f"a: {vote_a.raw} | b: {vote_b.raw}",
+            error=vote_a.error or vote_b.error,
+            shortened=(vote_a.shortened, vote_b.shortened),
+        )
+
+    async def _likelihood(
+        self, item: PairItem, session: CallSession, params: dict[str, Any], label: str
+    ) -> list[OrderVerdict]:
+        """Read a's and b's probabilities (`LikelihoodJudge.read`); P(a better) is the logistic of the difference of
+        their measures. Both orders carry the same outcome, as the pointwise method's do."""
+        reader = self.likelihood_judge
+        (read_a, spent_a, error_a, short_a), (read_b, spent_b, error_b, short_b) = await asyncio.gather(
+            *(reader.read(one, session) for one in self._scored(item))
+        )
+        winner: Winner = "tie"
+        probabilities = None
+        raw = ""
+        if read_a is not None and read_b is not None:
+            p_a = pair_probability(read_a, read_b, self.likelihood_measure)
+            probabilities = {"A": p_a, "B": 1 - p_a}
+            winner = "A" if p_a > 0.5 else "B" if p_a < 0.5 else "tie"
+            raw = f"a: {read_a.raw(self.likelihood_measure)} | b: {read_b.raw(self.likelihood_measure)}"
+        spent, error, shortened = (spent_a, spent_b), error_a or error_b, (short_a, short_b)
+        return self._alone(label, spent, winner, probabilities, raw=raw, error=error, shortened=shortened)
+
+    def _alone(
+        self,
+        label: str,
+        spent: tuple[Usage, Usage],
+        winner: Winner,
+        probabilities: dict[str, float] | None,
+        *,
+        raw: str,
+        error: str | None,
+        shortened: tuple[str | None, str | None],
+        fallback: str | None = None,
+    ) -> list[OrderVerdict]:
+        """The orders' verdicts of a pair whose responses were judged each alone (no order exists): both carry the
+        same outcome, a's calls on the first order and b's on the second (both on one without swapping)."""
+        calls = {False: (spent[0],), True: (spent[1],)} if self.swap else {False: spent}
+        note = "; ".join(dict.fromkeys(s for s in shortened if s)) or None
         verdicts = []
-        for swapped, votes in calls.items():
-            spent = {**Usage.total(votes).usage_fields(), "shortened": shortened}
-            raw = f"a: {vote_a.raw} | b: {vote_b.raw}"
+        for swapped, usage in calls.items():
+            fields = {**Usage.total(usage).usage_fields(), "shortened": note}
             if error:
-                verdicts.append(OrderVerdict(judge=label, swapped=swapped, raw=raw, error=error, **spent))
+                verdicts.append(OrderVerdict(judge=label, swapped=swapped, raw=raw, error=error, **fields))
                 continue
             verdicts.append(
                 OrderVerdict(
@@ -856,7 +928,7 @@ class PairwiseJudge(CommitsFirst):
                     probabilities=probabilities,
                     fallback=fallback,
                     raw=raw,
-                    **spent,
+                    **fields,
                 )
             )
         return verdicts

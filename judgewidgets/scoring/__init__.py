@@ -8,6 +8,7 @@ from ._commit import ModelSolver, Question, Solution, Solver
 from ._cost import CostEstimate, JudgeCostEstimate
 from ._generate import Generator
 from ._judge import Judge, LLMJudge
+from ._likelihood import LikelihoodJudge
 from ._panel import LLMPanel, MinimalJudge, as_judge
 from ._readable import ReadableTable, readable_table
 from ._results import JudgeResult, PanelResult
@@ -20,6 +21,7 @@ __all__ = [
     "JudgeResult",
     "LLMJudge",
     "LLMPanel",
+    "LikelihoodJudge",
     "MinimalJudge",
     "ModelSolver",
     "PanelResult",

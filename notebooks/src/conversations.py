@@ -132,10 +132,32 @@ compared.assign(right=compared["winner"] == compared["label"])[
 # agree on 20 % of the pairs). `winner` then comes from the two orders' probabilities averaged, a tie when they are
 # close, so it leans on how sure the judge was in each order rather than on either verdict alone.
 #
-# The same comparison on MT-Bench's second turns (Zheng et al. 2023): `jw.datasets.mt_bench_pairs()` holds 27 pairs
-# written on MT-Bench's questions — the user's first question, an assistant's answer, the follow-up question, and two
-# second-turn replies, one right and one wrong (a plain mistake, a contradiction of the first answer, or a broken
-# instruction). One pair of each kind:
+# ### Reading the model instead of asking it
+# The same small model does know which reply its conversation supports; asking it just does not show it. The
+# likelihood method asks nothing: it makes the judge model write each reply, token by token, once after the whole
+# conversation and once after only the last user message, and reads how much more likely the earlier turns make the
+# reply (its pointwise mutual information with the history, in nats). A reply that drops what the user said earlier
+# loses that support. Nothing is shown in an order, so there is no position to favour. It works with the embedded
+# judge and llama.cpp servers, which report a given reply's probabilities; it costs a generated token per token of
+# each reply, twice (about 15 s a pair here).
+
+# %%
+reader = jw.PairwiseJudge("local", method="likelihood")
+read = reader.compare_many(pairs, progress=False)
+read.assign(right=read["winner"] == read["label"])[["pair_id", "label", "winner", "p_a_better", "right"]].round(3)
+
+# %% [markdown]
+# Read rather than asked, the judge puts the good reply first in five of the six pairs, where asked it followed the
+# slot. `p_a_better` is σ of the difference of the two replies' pmi: the judge model's own odds between them. The
+# one it gets wrong shows what it cannot see: in `ignores_correction-01` the user corrects Jon's name in the *last*
+# message, which both contexts hold, so the earlier turns give neither note an edge. On all 45 pairs of the set it
+# orders 36 right (80 %), against 45–52 % asked (`docs/benchmarks.md`); compare replies to the same conversation with
+# it, not scores across conversations.
+#
+# The probability comparison above, on MT-Bench's second turns (Zheng et al. 2023): `jw.datasets.mt_bench_pairs()`
+# holds 27 pairs written on MT-Bench's questions — the user's first question, an assistant's answer, the follow-up
+# question, and two second-turn replies, one right and one wrong (a plain mistake, a contradiction of the first
+# answer, or a broken instruction). One pair of each kind:
 
 # %%
 mt_bench = jw.datasets.mt_bench_pairs().groupby("kind").head(1).reset_index(drop=True)

@@ -63,7 +63,7 @@ def judge(first_slot: bool = False) -> Callable[[dict[str, Any]], str]:
 
 
 def test_a_judge_that_reads_the_reply_is_right_everywhere(capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["--limit", "10", "--methods", "default,verdict", "--fresh"]
+    argv = ["--limit", "10", "--methods", "default,verdict", "--templates", "true_false,likert,own", "--fresh"]
     summaries = run_on_server("conversations", argv, judge())
     assert [s["setting"] for s in summaries] == SETTINGS
     for s in summaries:

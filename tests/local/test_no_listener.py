@@ -1,6 +1,6 @@
 """The embedded judge opens no network listener: after a local judgment the process listens on no TCP or UDP port,
 and the one socket llama.cpp's built-in HTTP server insists on is a Unix socket in a folder only this user can
-enter, which refuses a request without its never-kept API key."""
+enter, which refuses a request without its API key (kept only in memory, never written or logged)."""
 
 from __future__ import annotations
 

@@ -156,3 +156,44 @@ def test_a_pairwise_panel_passes_commit_first_to_its_judges() -> None:
     result = panel.compare("What is 6 x 7?", "41", "42")
     assert result.winner == "B" and [r.reference_source for r in result.vote_list] == ["judge", "judge"]
     assert sum(is_solver(r) for r in transport.requests) == 2  # each judge's own model answers
+
+
+CORRECTED = [  # an ignores_correction conversation: the user corrects the number of guests
+    {"role": "user", "content": "I'm baking for 6 guests, two eggs each. How many eggs?"},
+    {"role": "assistant", "content": "12 eggs."},
+    {"role": "user", "content": "Sorry, it's 8 guests now. How many eggs do I need?"},
+]
+
+
+def corrected_model(request: ChatRequest, attempt: int) -> str:
+    """A weak model (the judge's own) that answers from the first turn and forgets the correction; a strong solver
+    that reads the whole history; a judge that follows the reference it is given, and slot A without one."""
+    if is_solver(request):
+        read = " ".join(m["content"] for m in request.messages[1:])
+        return "16" if request.model == "openai/strong" and "8 guests" in read else "12"
+    found = re.search(r"<reference>\n(.*?)\n</reference>", "\n".join(m["content"] for m in request.messages), re.S)
+    reference = found.group(1) if found else None
+    a, b = slots(request)
+    if reference is None:
+        return answer("A", 0.9)
+    return answer("A" if reference in a else "B" if reference in b else "tie", 0.9)
+
+
+def test_a_stronger_solver_keeps_the_correction_the_judges_own_answer_forgets() -> None:
+    """Commit-first on a conversation's next turn with `solver=` a stronger model (issue 35 item 2): the solver answers
+    from the whole history, correction included, so the reply that uses it wins in both orders; the judge's own
+    answer, which forgets the correction, would have crowned the stale reply."""
+    kept, stale = "You need 16 eggs for 8 guests.", "You need 12 eggs."
+    strong, judged = ScriptedTransport(corrected_model), ScriptedTransport(corrected_model)
+    judge = pairwise(judged, solver=jw.ModelSolver("openai/strong", transport=strong, cache=False))
+    result = judge.compare(history=CORRECTED, response_a=stale, response_b=kept)
+    assert result.winner == "B" and [v.winner for v in result.vote_list] == ["B", "B"]  # both orders, unswapped
+    assert result.reference_source == "solver:openai/strong" and result.made_reference == "16"
+    asked = [r for r in strong.requests if is_solver(r)]
+    assert len(asked) == 1 and asked[0].model == "openai/strong"  # one answer for both orders
+    assert not any(is_solver(r) for r in judged.requests)
+    assert [m["content"] for m in asked[0].messages[1:]] == [m["content"] for m in CORRECTED]
+
+    weak = ScriptedTransport(corrected_model)
+    own = pairwise(weak).compare(history=CORRECTED, response_a=kept, response_b=stale)
+    assert own.winner == "B" and own.reference_source == "judge" and own.made_reference == "12"  # the stale reply
