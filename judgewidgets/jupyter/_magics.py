@@ -143,6 +143,13 @@ class JudgeMagics(Magics):
         default=None,
         help="budget in dollars: no call starts that could pass it; the items left are shown as not run",
     )
+    @argument(
+        "--method",
+        choices=("probability", "pointwise", "verdict", "likelihood"),
+        default=None,
+        help="pairwise / tournament: how a pair is decided (default: the judge's; 'likelihood' reads the model's "
+        "own probability of each reply: the embedded judge or a llama.cpp server)",
+    )
     @argument("--format", default="round_robin", help="tournament format: round_robin|swiss|adaptive")
     @argument("--K", type=float, default=10, help="sequential: precision parameter K")
     @argument("--alpha", type=float, default=0.05, help="sequential: significance level")
@@ -186,6 +193,13 @@ class JudgeMagics(Magics):
 
         `{var}` in the cell body is replaced by the variable's value, as in other magics.
 
+        `--method` decides each pair in pairwise and tournament mode: `pointwise` (each reply scored alone, the
+        embedded judge's default), `verdict`, `probability`, or `likelihood`, which asks nothing and reads the
+        judge model's own probability of each reply after the shared history (the embedded judge or a llama.cpp
+        server; the twin conversations' best method):
+
+            %judge --mode pairwise --data pairs --method likelihood
+
         With `--commit-first`, the judge's own model first answers each question that has no reference (its short
         answer) and the judges grade against that answer; `--solver MODEL` names another model to answer. The
         table then says where each reference came from (`reference_source`) and what was answered. In every mode:
@@ -219,6 +233,8 @@ class JudgeMagics(Magics):
         body = self._shell.var_expand(cell, depth=1) if "{" in cell else cell
         mode = args.mode or ("rubric" if args.rubric else "score")
         self._check_conversation_options(args, mode)
+        if args.method and mode not in ("pairwise", "tournament"):
+            raise UsageError(f"--method decides a pair (--mode pairwise or tournament), not --mode {mode}")
         try:
             check_max_cost(args.max_cost_usd)
         except ValueError as exc:
@@ -477,7 +493,7 @@ class JudgeMagics(Magics):
             missing = set()  # conversations: compare_many reads history / conversation_a, conversation_b
         if missing:
             raise UsageError(f"pairwise items need question, a and b; missing {sorted(missing)}")
-        judge = PairwiseJudge(self._judges(args)[0], **self._judge_kwargs(args))
+        judge = PairwiseJudge(self._judges(args)[0], method=args.method, **self._judge_kwargs(args))
         table = judge.compare_many(items, max_cost_usd=args.max_cost_usd)
         return table, table, None
 
@@ -485,7 +501,7 @@ class JudgeMagics(Magics):
         from ..pairwise import PairwiseJudge, Tournament
 
         questions, candidates = parse_tournament(body)
-        judge = PairwiseJudge(self._judges(args)[0], **self._judge_kwargs(args))
+        judge = PairwiseJudge(self._judges(args)[0], method=args.method, **self._judge_kwargs(args))
         tournament = Tournament(judge=judge, format=args.format, seed=args.seed or 0)
         result = tournament.run(questions, candidates, max_cost_usd=args.max_cost_usd)
         return result, result.ranking, result.chart()

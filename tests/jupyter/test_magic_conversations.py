@@ -60,6 +60,21 @@ def test_pairwise_mode_reads_a_dataframe_of_conversations(ip) -> None:  # type: 
     assert len(ip.user_ns["p"]) == 1
 
 
+def test_method_decides_the_pairs_and_likelihood_needs_llama_cpps_tokens(ip) -> None:  # type: ignore[no-untyped-def]
+    ip.user_ns["pairs"] = pd.DataFrame(
+        {"history": [CHAT[:-1]], "response_a": ["Tofu curry."], "response_b": ["Chicken."]}
+    )
+    ip.run_line_magic("judge", "--mode pairwise --data pairs --method verdict --out p --no-chart")
+    assert ip.user_ns["p"].attrs["provenance"]["method"] == "verdict"
+    # the loopback server is not llama.cpp: reading a reply needs its /tokenize, so each pair records the failure
+    ip.run_line_magic("judge", "--mode pairwise --data pairs --method likelihood --out q --no-chart")
+    table = ip.user_ns["q"]
+    assert table.attrs["provenance"]["method"] == "likelihood" and table["winner"].isna().all()
+    assert "/tokenize" in table["error"].iloc[0]
+    with pytest.raises(UsageError, match="--method decides a pair"):
+        ip.run_line_magic("judge", "--data chats -c messages --method likelihood")
+
+
 @pytest.mark.parametrize(
     ("line", "message"),
     [
