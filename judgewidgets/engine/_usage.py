@@ -46,6 +46,11 @@ class Usage(BaseModel):
         return {name: getattr(self, name) for name in Usage.model_fields}
 
     @classmethod
+    def of_call(cls, completion: Any) -> Usage:
+        """The accounting of one call's answer (an engine `Completion`), its wait for the rate limits included."""
+        return cls(**{name: getattr(completion, name) for name in cls.model_fields})
+
+    @classmethod
     def total(cls, records: Iterable[Usage]) -> Usage:
         """The usage of several calls together: latencies, tokens, costs, attempts and waits add up (a token count
         or cost is None when any part's is), cached only when every part was."""

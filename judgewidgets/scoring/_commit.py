@@ -204,14 +204,7 @@ class ModelSolver:
             completion = await self.caller.complete(session, messages, params)
         except JudgeCallError as exc:
             return Solution(None, exc.recorded, Usage(attempts=exc.attempts))
-        usage = Usage(
-            latency_s=completion.latency_s,
-            prompt_tokens=completion.prompt_tokens,
-            completion_tokens=completion.completion_tokens,
-            cost_usd=completion.cost_usd,
-            cached=completion.cached,
-            attempts=completion.attempts,
-        )
+        usage = Usage.of_call(completion)
         text = completion.content.strip()
         if not text:
             return Solution(None, "parse: the model returned an empty answer", usage)

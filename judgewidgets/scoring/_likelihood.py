@@ -290,7 +290,7 @@ class LikelihoodJudge:
                     forced.append(None)
                     continue
                 completion = await self.caller.complete(session, messages, params)
-                spent.append(_usage(completion))
+                spent.append(Usage.of_call(completion))
                 forced.append(read_forced(completion, contexts.reply, tokens))
         except JudgeCallError as exc:
             return None, _total(spent, exc.attempts), exc.recorded, None
@@ -449,17 +449,6 @@ def reply_of(item: Item) -> str:
     if view is None:
         return item.response
     return "\n".join(t["content"] for t in chat_turns(list(view.reply), before=list(view.history)))
-
-
-def _usage(completion: Any) -> Usage:
-    return Usage(
-        latency_s=completion.latency_s,
-        prompt_tokens=completion.prompt_tokens,
-        completion_tokens=completion.completion_tokens,
-        cost_usd=completion.cost_usd,
-        cached=completion.cached,
-        attempts=completion.attempts,
-    )
 
 
 def _total(spent: list[Usage], failed_attempts: int) -> Usage:
