@@ -189,7 +189,7 @@ async def pairwise_rows(
                     "correct": sum(o == pair["label"] for o in orders) / 2,
                     "both_correct": all(o == pair["label"] for o in orders),
                     "consistent": orders[0] is not None and orders[0] == orders[1],
-                    "error": result["error"],
+                    "error": result["error"] if isinstance(result["error"], str) else None,  # a table's NaN: none
                     "seconds": result["latency_s"] / 2,  # two calls per pair, in either method
                     "cached": bool(result["cached"]),
                 }

@@ -281,6 +281,14 @@ def test_read_forced_needs_the_reply_and_its_logprobs() -> None:
         read_forced(Completion("a b"), "a b", [1, 2])
     with pytest.raises(ValueError, match="did not write"):
         read_forced(Completion("c", logprobs=ok.logprobs), "a b", [1, 2])
+    with pytest.raises(ValueError, match="no usable logprobs"):
+        read_forced(Completion("a b", logprobs=[{"token": "a", "logprob": float("nan")}]), "a b", [1, 2])
+    # "≈" spelled by two tokens, reported by llama.cpp as one entry (its last token's): read, not failed
+    merged = [("The", -0.1), (" ≈", -0.2), ("", -0.5)]
+    reading = read_forced(
+        Completion("The ≈", logprobs=[{"token": t, "logprob": p} for t, p in merged]), "The ≈", [1, 2, 3]
+    )
+    assert reading.tokens == 3 and reading.total == pytest.approx(-0.8)
 
 
 def test_a_server_that_is_not_llama_cpp_is_recorded_on_the_vote() -> None:

@@ -91,7 +91,12 @@ class ForcedReply:
 
 def read_forced(completion: Completion, text: str, tokens: Sequence[int]) -> ForcedReply:
     """The forced reply's log-probabilities from a completion; ValueError when the model did not write exactly the
-    reply (a server that ignores llama.cpp's `grammar` field) or returned no log-probabilities."""
+    reply (a server that ignores llama.cpp's `grammar` field) or returned no log-probabilities.
+
+    A character the model spells with two tokens (π, ≈, an accented or non-Latin letter: its first token ends
+    mid-character) is reported by llama.cpp as one entry, the probability of its last token: the first token's is
+    not sent. So a reply may have fewer entries than tokens; the same reply read in two contexts has the same entries,
+    so a difference between contexts ("pmi") stays exact and a reply's own log-likelihood is a little high."""
     logprobs = completion.logprobs or []
     if not logprobs:
         raise ValueError("the model returned no logprobs for the forced reply")
@@ -101,8 +106,8 @@ def read_forced(completion: Completion, text: str, tokens: Sequence[int]) -> For
             "server ignored it)"
         )
     values = [float(t["logprob"]) for t in logprobs if t.get("logprob") is not None]
-    if len(values) < len(tokens) or any(math.isnan(v) or v > 0 for v in values):
-        raise ValueError(f"the model reported {len(values)} usable logprobs for a reply of {len(tokens)} tokens")
+    if not values or any(math.isnan(v) or v > 0 for v in values):
+        raise ValueError(f"the model reported no usable logprobs for a reply of {len(tokens)} tokens")
     return ForcedReply(tuple(values[: len(tokens) + 1]))
 
 
