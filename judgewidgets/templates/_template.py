@@ -24,6 +24,7 @@ from .._fence import fence, neutralise
 from .._manipulation import manipulation_note
 from .._probabilities import Logprobs, answer_probabilities, prefix_free, unique_prefix, value_alternatives
 from ..conversations._render import JudgedConversation, Target, judged_material, material_text
+from ._numbers import check_numbers
 from ._parse import find_json_object, first_number, match_label, own_verdict
 
 _VERDICT_KEYS = ("verdict", "score", "rating", "label", "answer", "grade")
@@ -144,7 +145,10 @@ class Template(BaseModel):
         then the answer itself, one generated token instead of a dozen.
 
         With a reference and `reference_grounding`, the reference comes before the response (the judge compares the
-        response with what it has just read), and the answer (and the prefill) start with `matches_reference`.
+        response with what it has just read), and the answer (and the prefill) start with `matches_reference`. When
+        the reference's answer is one number, the response's numbers are compared with it in code
+        (`_numbers.check_numbers`): what that settles is told to the judge after the response and, in a prefill,
+        written as its `matches_reference`.
         A response with sentences addressed to the grader gets a note quoting them, read last (`_manipulation`).
 
         With a `conversation`, its history takes the question's place (a `<turn>` per message, with its role) and
@@ -187,6 +191,9 @@ class Template(BaseModel):
         parts += judged
         if reference and not grounded:
             parts.append(fence("reference", reference))
+        checked = _number_check(prompt, reference, response) if grounded and conversation is None else None
+        if checked is not None:
+            parts.append(checked[1])
         if self.question:
             parts.append(self.question)
         note = manipulation_note(screened)
@@ -197,7 +204,8 @@ class Template(BaseModel):
             {"role": "user", "content": "\n".join(parts)},
         )
         if prefill:
-            messages += ({"role": "assistant", "content": self.answer_prefill(grounded)},)
+            settled = checked[0] if checked is not None else None
+            messages += ({"role": "assistant", "content": self.answer_prefill(grounded, settled)},)
         return messages
 
     @property
@@ -205,12 +213,16 @@ class Template(BaseModel):
         """The JSON key of the answer: "verdict" for choice templates, "score" for numeric ones."""
         return "verdict" if self.choices is not None else "score"
 
-    def answer_prefill(self, grounded: bool = False) -> str:
+    def answer_prefill(self, grounded: bool = False, matches: bool | None = None) -> str:
         """The start of an answer without explanation, up to the value: ``{"verdict": "`` or ``{"score": ``;
-        ``{"matches_reference": "`` for a `grounded` judgment (the judge writes yes or no, then its verdict)."""
+        ``{"matches_reference": "`` for a `grounded` judgment (the judge writes yes or no, then its verdict), or
+        with `matches` settled already (a number compared in code) ``{"matches_reference": "no", "verdict": "``."""
+        verdict = f'"{self.answer_key}": ' + ('"' if self.choices is not None else "")
+        if grounded and matches is not None:
+            return f'{{"{MATCH_KEY}": "{MATCH_LABELS[0] if matches else MATCH_LABELS[1]}", {verdict}'
         if grounded:
             return f'{{"{MATCH_KEY}": "'
-        return f'{{"{self.answer_key}": ' + ('"' if self.choices is not None else "")
+        return "{" + verdict
 
     def _anchor_text(self, anchors: Sequence[Anchor]) -> str:
         if not anchors:
@@ -426,6 +438,16 @@ def _json_schema(model: type[BaseModel]) -> dict[str, Any]:
 @functools.lru_cache(maxsize=256)
 def _schema_text(shape: _AnswerShape, explanations: bool, grounded: bool = False) -> str:
     return json.dumps(_json_schema(_output_model(shape, explanations, grounded)), separators=(",", ":"))
+
+
+def _number_check(prompt: str, reference: str | None, response: str) -> tuple[bool, str] | None:
+    """(whether the response gives the reference's answer, the sentence telling the judge so) when comparing
+    their numbers settles it; None when it does not (see `_numbers`)."""
+    checked = check_numbers(prompt, reference or "", response)
+    note = checked.note() if checked is not None else None
+    if checked is None or note is None:
+        return None
+    return checked.matches, note
 
 
 def _without_match(text: str) -> str:

@@ -18,6 +18,12 @@ from judgewidgets.testing import ScriptedTransport
 from tests.fakes import user_text
 
 QUESTION, RESPONSE, REFERENCE = "At what temperature does water boil at sea level?", "At 50 °C.", "100 °C"
+# An answer without numbers: what the judge is asked when no number compared in code settles the match (`_numbers`).
+NAMED = ("Who wrote Hamlet?", "Christopher Marlowe.", "William Shakespeare")
+NUMBER_NOTE = (
+    "Checked exactly: the reference's answer is the number 100; the response states 50 instead, so it does not give "
+    "the reference's answer."
+)
 # The built-ins that judge an answer, and task_completion among the conversation templates (the others take no
 # reference question: a reference is shown after the material as ground truth).
 GROUNDED = sorted(n for n in BUILTIN_TEMPLATES if n not in CONVERSATION_TEMPLATES or n == "task_completion")
@@ -53,9 +59,10 @@ def test_every_builtin_is_grounded_and_a_custom_template_opts_in() -> None:
 
 @pytest.mark.parametrize("name", GROUNDED)
 def test_the_reference_comes_before_the_response_and_the_answer_starts_with_the_match(name: str) -> None:
-    system, user, prefill = get_template(name).messages(QUESTION, RESPONSE, REFERENCE, prefill=True)
+    system, user, prefill = get_template(name).messages(*NAMED, prefill=True)
     assert re.fullmatch(
-        r"<question>\n.*\n</question>\n<reference>\n100 °C\n</reference>\n<response>\nAt 50 °C.\n</response>",
+        r"<question>\n.*\n</question>\n<reference>\nWilliam Shakespeare\n</reference>\n"
+        r"<response>\nChristopher Marlowe.\n</response>",
         user["content"],
     )
     assert REFERENCE_TEXT in system["content"] and '"matches_reference"' in system["content"]
@@ -92,7 +99,7 @@ def test_reference_grounding_off_keeps_the_prompt_as_it_was() -> None:
 def test_a_template_question_is_still_asked_last() -> None:
     template = get_template("likert").model_copy(update={"question": "Rate it."})
     user = template.messages(QUESTION, RESPONSE, REFERENCE)[1]["content"]
-    assert user.endswith("</reference>\n<response>\nAt 50 °C.\n</response>\nRate it.")
+    assert user.endswith("</reference>\n<response>\nAt 50 °C.\n</response>\n" + NUMBER_NOTE + "\nRate it.")
 
 
 # --- reading answers ------------------------------------------------------------------------------------------------
@@ -147,7 +154,8 @@ def test_a_prefilled_grounded_answer_is_scored_by_the_verdict_after_matches_refe
 
     transport = ScriptedTransport(reply)
     judge = jw.LLMJudge("openai/m", template="true_false", transport=transport, prefill=True, probability_weighted=True)
-    vote = judge.score([QUESTION], [RESPONSE], [REFERENCE], progress=False).vote_list[0]
+    question, response, reference = NAMED
+    vote = judge.score([question], [response], [reference], progress=False).vote_list[0]
     assert vote.raw == '{"matches_reference": "no", "verdict": "incorrect"}'
     # the verdict's probabilities, read after the judge's "no" (the matches_reference token's are not the verdict's)
     assert vote.score == pytest.approx(0.1) and vote.score_source == "probabilities"
