@@ -33,8 +33,10 @@ true_false_uncertain, true_false and follows_instruction; >= 90 % of wrong answe
 What is left is the 1.5B judge's reading of numbers: of true_false_uncertain's 9 wrong answers above 0.5, 8 state a
 different number or date (0 °F for 32 °F, 360 for 3600 s, 100 g in a kilogram, 1991 for 1989, 1799 for 1789), and 3
 of its 4 right answers below 0.5 are dates or names the judge called different ("November of 1989" against 1989).
-A check of numbers in code was considered and not shipped: the right answers here write numbers as words ("fifty-six",
-"one thousand and twenty-four") or convert them, which a lexical check gets wrong.
+That was before the number check (issue 35): a reference-grounded judgment whose reference's answer is one number now
+compares the response's numbers with it in code (`judgewidgets/templates/_numbers.py`: digits and number words, so
+"fifty-six" and "one thousand and twenty-four" read right, the question's own numbers left out) and tells the judge
+what it found, prefilling its `matches_reference`; the commit-first tables in docs/benchmarks.md are measured with it.
 
 Designs measured on the embedded judge (Qwen2.5-Coder-1.5B Q4_K_M, 2 cores), all 50 questions, right mean /
 wrong mean, wrong <= 0.5 / right >= 0.5, pairs ordered right; true_false_uncertain, then likert:
@@ -62,17 +64,17 @@ question, "check numbers exactly", few-shot examples of same and different answe
 P(same) for right and wrong answers together (right .54–.84, wrong .13–.33) and never lifted the pairs above 94 %:
 the 1.5B judge accepts 100 for 1000 g, 360 for 3,600 s and 0 °F for 32 °F whatever it is asked.
 
-Commit-first (`--commit-first`, issue 35): the same questions judged four ways side by side, per template
-(default true_false_uncertain and likert): *no reference*; *commit-first*, the judge's own model answering each
-question first (its short answer, temperature 0; `--solver MODEL` names another) and grading against that
-answer; *commit-first short*, the same but only when the answer is short (a word, number, name or date), else
-without a reference; *true reference*. Printed per setting: the measures above, the seconds per judgment with the
-answer's share included (the answer is made once per question, for its right and its wrong response), and the
-targets for commit-first without a reference: wrong answers' mean <= 0.3, >= 85 % of them <= 0.5, right answers'
-mean >= 0.8. Then every question whose made answer the judge itself finds different from the true reference
-(graded under true_false_uncertain against it), for a person to check, and LLMBar Natural (`--llmbar-n`, 0 skips
-it: LLMBar has no references) compared by the default pairwise judge without and with commit-first (both kinds).
-"""
+Commit-first (`--commit-first`, issue 35; measured tables in docs/benchmarks.md): the same questions judged four
+ways side by side, per template (default true_false_uncertain and likert): *no reference*; *commit-first*, the
+judge's own model answering each question first (its short answer, temperature 0; `--solver MODEL` names another)
+and grading against that answer; *commit-first short*, the same but only when the answer is short (a word, number,
+name or date), else without a reference; *true reference*. Printed per setting: the measures above, the seconds per
+judgment with the answer's share included (the answer is made once per question, for its right and its wrong
+response), and the targets for commit-first without a reference: wrong answers' mean <= 0.3, >= 85 % of them <= 0.5,
+right answers' mean >= 0.8. Then every question whose made answer the judge itself finds different from the true
+reference (graded under true_false_uncertain against it), for a person to check, and LLMBar Natural (`--llmbar-n`, 0
+skips it: LLMBar has no references) compared by the default pairwise judge without and with commit-first (both
+kinds)."""
 
 from __future__ import annotations
 
