@@ -16,7 +16,8 @@ right. `--quick`: the first 10 questions under true_false_uncertain, true_false 
 persistent call cache unless `--fresh` (then the seconds are a cold model's); `--api-base URL --model NAME`
 judges with a model on an OpenAI-compatible server (how the tests drive this script).
 
-Measured as shipped (embedded judge, all 50 questions, 2 cores, ~1.0-1.6 s per judgment; before → after):
+Measured before the number check below (embedded judge, all 50 questions, 2 cores, ~1.0-1.6 s per judgment;
+before → after):
 
 | template | right mean | wrong mean | wrong <= .5 | right >= .5 | pairs ordered right |
 |---|---|---|---|---|---|
