@@ -79,10 +79,10 @@ committed.assign(without_reference=without["score"])[
 
 # %% [markdown]
 # The first two answers are wrong (carbon is 6; the derivative is cos(x)), and without a reference the judge lets
-# both through (0.99 and 0.87). Having answered "6" itself, it marks the carbon answer down (0.05): committing first
+# both through (0.99 and 0.87). Having answered "6" itself, it marks the carbon answer down (0.01): committing first
 # turned that verdict right. The other two show its limits. It answered "cos(x)" and still passes "-cos(x)" (0.90):
 # a 1.5B judge misses a sign, with a reference or without. And it answered "29" days for a leap year, so it grades
-# the right answer, 366, against its own mistake (0.40). On 50 short questions the embedded model answered 46
+# the right answer, 366, against its own mistake and fails it (0.02, where it passed it at 0.95 without). On 50 short questions the embedded model answered 46
 # right; a reference you give always wins over its answer, and a stronger model can answer instead
 # (`solver="openai/gpt-4o"`).
 
