@@ -122,6 +122,11 @@ class Contexts:
     without_history: Messages | None
     shortened: str | None = None
 
+    @property
+    def requests(self) -> list[Messages]:
+        """The messages of each forced request: with the history, then without it (for "pmi")."""
+        return [m for m in (self.with_history, self.without_history) if m is not None]
+
 
 def _without_history(messages: Messages) -> Messages:
     """The system messages and the last user turn (the run of user messages before the reply); for a reply with no
@@ -390,14 +395,14 @@ class LikelihoodJudge:
 
     def requests(self, item: Item) -> list[Messages]:
         """The messages of every forced request reading `item` sends (what an estimate counts)."""
-        contexts = self.contexts(item)
-        return [m for m in (contexts.with_history, contexts.without_history) if m is not None]
+        return self.contexts(item).requests
 
     def estimate_items(self, items: Sequence[Item], name: str | None = None) -> JudgeCostEstimate:
         """Tokens of reading `items` (no call is made): the prompt tokens of every forced request, and the reply's
         tokens as completion tokens (counted with litellm's tokenizer; the model's own may differ a little)."""
-        requests = [messages for item in items for messages in self.requests(item)]
-        replies = [self.contexts(item).reply for item in items for _ in self.requests(item)]
+        read = [self.contexts(item) for item in items]
+        requests = [messages for contexts in read for messages in contexts.requests]
+        replies = [contexts.reply for contexts in read for _ in contexts.requests]
         completion = max(1, round(sum(len(r) for r in replies) / 4 / max(len(replies), 1)))  # ~4 characters a token
         return estimate_calls(self.caller, name or self.display_name, requests, completion)
 
