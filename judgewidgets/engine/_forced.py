@@ -159,13 +159,13 @@ class LlamaCppTokenizer:
         assert self.base_url is not None
         root = self.base_url.rstrip("/").removesuffix("/v1")
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        body = {"content": text, "add_special": False, "parse_special": False}
+        from ..local._runtime import token_ids, tokenize_body
+
         try:
             async with httpx.AsyncClient(timeout=self.timeout) as client:
-                answer = await client.post(f"{root}/tokenize", json=body, headers=headers)
+                answer = await client.post(f"{root}/tokenize", json=tokenize_body(text), headers=headers)
             answer.raise_for_status()
-            tokens = answer.json()["tokens"]
-            return [int(t["id"]) if isinstance(t, dict) else int(t) for t in tokens]
+            return token_ids(answer.json())
         except Exception as exc:
             secrets = [str(self.api_key)] if self.api_key else []
             raise JudgeCallError(

@@ -148,14 +148,23 @@ class _Engine:
             with httpx.Client(transport=transport, timeout=60) as client:
                 answer = client.post(
                     "http://localhost/tokenize",
-                    json={"content": text, "add_special": False, "parse_special": False},
+                    json=tokenize_body(text),
                     headers={"Authorization": f"Bearer {self._listener_key}"},
                 )
                 answer.raise_for_status()
-                tokens = answer.json()["tokens"]
+                return token_ids(answer.json())
         except (httpx.HTTPError, KeyError, ValueError) as exc:
             raise LocalModelError(f"The local model could not tokenize the text: {type(exc).__name__}") from None
-        return [int(t["id"]) if isinstance(t, dict) else int(t) for t in tokens]
+
+
+def tokenize_body(text: str) -> dict[str, Any]:
+    """llama.cpp's `/tokenize` request for `text` as a message's content: no special tokens added or parsed."""
+    return {"content": text, "add_special": False, "parse_special": False}
+
+
+def token_ids(answer: dict[str, Any]) -> list[int]:
+    """The token ids of a `/tokenize` answer (plain ids, or pieces with their `id`)."""
+    return [int(t["id"]) if isinstance(t, dict) else int(t) for t in answer["tokens"]]
 
 
 def _private_listener(params: Any) -> tuple[Path, str]:
