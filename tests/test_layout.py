@@ -67,5 +67,5 @@ def test_the_package_says_it_is_typed() -> None:
     assert (PACKAGE / "py.typed").exists()
     ci = (PACKAGE.parent / ".ci" / "run").read_text()
     readme = (PACKAGE.parent / "README.md").read_text()
-    command = 'pip install -e ".[local,test]" && python -m mypy && python -m pytest -q'
+    command = 'pip install -c constraints.txt -e ".[local,test]" && python -m mypy && python -m pytest -q'
     assert command in ci and command in readme

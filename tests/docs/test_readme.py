@@ -11,7 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
-TEST_COMMAND = 'pip install -e ".[local,test]" && python -m mypy && python -m pytest -q'
+TEST_COMMAND = 'pip install -c constraints.txt -e ".[local,test]" && python -m mypy && python -m pytest -q'
 SCREEN_LINES = 45  # a laptop's screen of rendered Markdown, the picture aside
 
 
@@ -59,7 +59,7 @@ def test_the_readme_is_one_screen_with_the_two_commands_first() -> None:
     lines = text.splitlines()
     assert len(lines) <= SCREEN_LINES, f"README.md has {len(lines)} lines: move the new part to docs/"
     blocks = re.findall(r"```(\w*)\n(.*?)\n```", text, re.S)
-    assert blocks[0] == ("bash", 'pip install -e ".[local]" && judgewidgets demo')
+    assert blocks[0] == ("bash", 'pip install -c constraints.txt -e ".[local]" && judgewidgets demo')
     assert blocks[1] == ("bash", TEST_COMMAND)  # .ci/run runs this line verbatim (tests/test_layout.py)
     picture = re.search(r'<img src="([^"]+)"', text)
     assert picture and (ROOT / picture.group(1)).exists()

@@ -21,7 +21,8 @@ def test_one_command_sets_up_the_tutorials_and_the_readme_and_tutorials_page_say
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     names = {requirement.split(">")[0].split("=")[0].split(";")[0].strip() for requirement in extras["notebooks"]}
     assert {"jupyterlab", "ipywidgets", "anywidget", "ray"} <= names  # Ray: the scale tutorial's second half
-    command = 'pip install -e ".[local,notebooks]" && jupyter lab notebooks/'
+    command = 'pip install -c constraints.txt -e ".[local,notebooks]" && jupyter lab notebooks/'
     for page in ("README.md", "docs/tutorials/index.md", "docs/getting-started.md"):
         assert command in (ROOT / page).read_text(), page
-    assert 'pip install --no-cache-dir -e ".[local,notebooks]"' in (ROOT / "binder" / "postBuild").read_text()
+    post_build = (ROOT / "binder" / "postBuild").read_text()
+    assert 'pip install --no-cache-dir -c constraints.txt -e ".[local,notebooks]"' in post_build
