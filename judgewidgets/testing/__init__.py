@@ -21,6 +21,8 @@ Without a server, `ScriptedTransport(reply)` answers each request with `reply(re
 httpx's `MockTransport` does): `jw.LLMJudge("openai/test", transport=ScriptedTransport(lambda r, a: '{"score": 4}'))`.
 """
 
+from ._batch import BatchPlan
+from ._batch_server import BatchTestServer
 from ._faults import FaultKind, FaultPlan
 from ._limits import ProviderLimit
 from ._responders import Responder, echo, fixed, hashed_score, json_score
@@ -29,6 +31,8 @@ from ._stats import RecordedRequest, ServerStats
 from ._transport import Reply, ScriptedTransport
 
 __all__ = [
+    "BatchPlan",
+    "BatchTestServer",
     "FaultKind",
     "FaultPlan",
     "OpenAITestServer",
