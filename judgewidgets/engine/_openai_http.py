@@ -36,6 +36,8 @@ __all__ = [
     "ROUTING_KWARGS",
     "HTTPClientChoice",
     "OpenAIHTTPTransport",
+    "auth_headers",
+    "chat_body",
     "custom_base_url",
     "openai_endpoint",
 ]
@@ -209,17 +211,22 @@ def _proxy_for(url: Any) -> str | None:
     return proxy
 
 
-def _error_message(raw: bytes) -> str:
-    """The `error.message` of an OpenAI error body, else the start of the body."""
+def _error_of(raw: bytes) -> tuple[str, str | None]:
+    """The message of an error body and the provider's code or type for it (OpenAI's `{"error": {"message", "type",
+    "code"}}`, Anthropic's `{"type": "error", "error": {"type", "message"}}`), else the start of the body."""
     try:
         data = _loads(raw)
         error = data.get("error", data) if isinstance(data, dict) else data
-        message = error.get("message") or error.get("detail") if isinstance(error, dict) else error
-        if message:
-            return str(message)[:_MAX_MESSAGE]
+        if isinstance(error, dict):
+            message = error.get("message") or error.get("detail")
+            code = error.get("code") or error.get("type")
+            if message:
+                return str(message)[:_MAX_MESSAGE], str(code) if code else None
+        elif error:
+            return str(error)[:_MAX_MESSAGE], None
     except Exception:
         pass
-    return raw[:_MAX_MESSAGE].decode(errors="replace") or "(empty body)"
+    return raw[:_MAX_MESSAGE].decode(errors="replace") or "(empty body)", None
 
 
 def http_failure(status: int, raw: bytes, headers: Mapping[str, str]) -> CallFailure:
@@ -227,7 +234,8 @@ def http_failure(status: int, raw: bytes, headers: Mapping[str, str]) -> CallFai
     name = _ERROR_NAMES.get(status, "InternalServerError" if status >= 500 else "APIError")
     limits = read_limit_headers(headers)
     retry_after = limits.retry_after_s if limits is not None else None
-    return CallFailure(f"{name}: {_error_message(raw)} (HTTP {status})", status, retry_after, limits)
+    message, code = _error_of(raw)
+    return CallFailure(f"{name}: {message} (HTTP {status})", status, retry_after, limits, code)
 
 
 def parse_completion(model: str, raw: bytes, latency: float, limits: LimitReading | None = None) -> Completion:
@@ -251,6 +259,33 @@ def parse_completion(model: str, raw: bytes, latency: float, limits: LimitReadin
         latency_s=latency,
         limits=limits,
     )
+
+
+def chat_body(request: ChatRequest, endpoint: Endpoint) -> dict[str, Any]:
+    """The chat completions body of `request` as the openai SDK sends it: messages and model, then the chat API's
+    parameters in alphabetical order, `extra_body` merged in. A live call and a batch file's line send the same."""
+    params = request.params
+    body: dict[str, Any] = {"messages": request.messages, "model": endpoint.model}
+    for key in sorted(params):
+        if key in BODY_KWARGS and key != "extra_body":
+            body[key] = params[key]
+    extra = params.get("extra_body")
+    if extra:
+        body.update(extra)
+    return body
+
+
+def auth_headers(params: Mapping[str, Any], endpoint: Endpoint) -> dict[str, str] | None:
+    """The headers that authorise a request to `endpoint`: the bearer key (`api_key`, else the provider's
+    environment variable) and `extra_headers` / `headers`; None when there are none."""
+    headers: dict[str, str] | None = None
+    api_key = params.get("api_key") or (os.environ.get(endpoint.key_env) if endpoint.key_env else None)
+    if api_key:
+        headers = {"Authorization": f"Bearer {api_key}"}
+    extra_headers = params.get("extra_headers") or params.get("headers")
+    if extra_headers:
+        headers = {**(headers or {}), **extra_headers}
+    return headers
 
 
 HTTPClientChoice = Literal["http11", "aiohttp"]
@@ -302,21 +337,8 @@ class OpenAIHTTPTransport:
         endpoint = openai_endpoint(request.model, params, forced=self.forced)
         if endpoint is None:
             raise CallFailure(f"BadRequestError: no OpenAI-compatible endpoint for model {request.model!r}", 400)
-        body: dict[str, Any] = {"messages": request.messages, "model": endpoint.model}
-        for key in sorted(params):
-            if key in BODY_KWARGS and key != "extra_body":
-                body[key] = params[key]
-        extra = params.get("extra_body")
-        if extra:
-            body.update(extra)
-        headers: dict[str, str] | None = None
-        api_key = params.get("api_key") or (os.environ.get(endpoint.key_env) if endpoint.key_env else None)
-        if api_key:
-            headers = {"Authorization": f"Bearer {api_key}"}
-        extra_headers = params.get("extra_headers") or params.get("headers")
-        if extra_headers:
-            headers = {**(headers or {}), **extra_headers}
-        data = _dumps(body)
+        headers = auth_headers(params, endpoint)
+        data = _dumps(chat_body(request, endpoint))
         started = time.perf_counter()
         try:
             if self.client == "http11" and endpoint.direct:
