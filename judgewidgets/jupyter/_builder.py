@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from .._errors import ConfigurationError, InputError
+from ..scoring._commit import CommitFirst
 from ..templates import BUILTIN_TEMPLATES
 
 SUGGESTED_MODELS = (
@@ -29,6 +30,10 @@ SUGGESTED_MODELS = (
 )
 AGGREGATIONS = ("avg", "median", "min", "max", "weighted_avg")
 RUBRIC = "rubric (YAML)"
+NO_REFERENCE = "(none)"
+# The commit-first choices as the builder lists them, and the judges' `commit_first=` each stands for (None: each
+# judge's own default, see `commit_first_default`); the same choices as `%%judge --commit-first [all|short]`.
+COMMIT_FIRST: dict[str, CommitFirst] = {"judge's default": None, "on": True, "short answers": "short", "off": False}
 
 
 @dataclass
@@ -49,16 +54,24 @@ class PanelBuilderModel:
     explanations: bool = False
     prompt_col: str = "prompt"
     response_col: str = "response"
+    # The column of reference answers the judges grade against (None: no reference). "reference" by default, kept
+    # only when the data has that column.
+    reference_col: str | None = "reference"
+    # Whether the judges answer each question first and grade against that answer where a row has no reference
+    # (`LLMJudge(commit_first=)`: True, "short", False; None keeps each judge's own default).
+    commit_first: CommitFirst = None
     judge_kwargs: dict[str, Any] = field(default_factory=dict)
     result: Any = None
 
     def __post_init__(self) -> None:
-        if self.data is not None:
-            columns = list(self.data.columns)
-            if self.prompt_col not in columns and columns:
+        columns = [] if self.data is None else list(self.data.columns)
+        if columns:
+            if self.prompt_col not in columns:
                 self.prompt_col = columns[0]
             if self.response_col not in columns and len(columns) > 1:
                 self.response_col = columns[1]
+        if self.reference_col == "reference" and "reference" not in columns:
+            self.reference_col = None
 
     # --- judges -------------------------------------------------------------------------------------------
 
@@ -104,6 +117,7 @@ class PanelBuilderModel:
             template=self.template,
             weights=[j.weight for j in self.judges] if self.weighted or self.aggregation == "weighted_avg" else None,
             explanations=self.explanations,
+            commit_first=self.commit_first,
             **self.judge_kwargs,
         )
 
@@ -117,10 +131,16 @@ class PanelBuilderModel:
     def _columns(self) -> tuple[pd.Series, pd.Series]:
         if self.data is None or self.data.empty:
             raise InputError("no data: pass a DataFrame, e.g. jw.PanelBuilder(df)")
-        for col in (self.prompt_col, self.response_col):
-            if col not in self.data.columns:
+        for col in (self.prompt_col, self.response_col, self.reference_col):
+            if col is not None and col not in self.data.columns:
                 raise InputError(f"the data has no column {col!r}; its columns are {list(self.data.columns)}")
         return self.data[self.prompt_col], self.data[self.response_col]
+
+    def references(self) -> list[str | None] | None:
+        """The chosen column's reference answers (None for a blank cell), or None when no column is chosen."""
+        if self.reference_col is None or self.data is None or self.reference_col not in self.data.columns:
+            return None
+        return [None if _blank(value) else str(value) for value in self.data[self.reference_col]]
 
     def estimate(self) -> str:
         """A one-line cost estimate of the run (no call is made)."""
@@ -129,7 +149,7 @@ class PanelBuilderModel:
         if self.uses_rubric:
             calls = len(prompts) * len(self.judges) * len(self.rubric())
             return f"{calls} judge calls ({len(prompts)} items × {len(self.judges)} judges × criteria)"
-        estimate = built.estimate_cost(prompts, responses)
+        estimate = built.estimate_cost(prompts, responses, self.references())
         total = estimate.total_usd
         cost = "unknown (no price for a model)" if total is None else f"${total:.4f}"
         calls = sum(j.calls for j in estimate.judges)
@@ -139,11 +159,16 @@ class PanelBuilderModel:
         """Judge the data with the configured panel (or rubric grader); the result is also kept on `result`."""
         prompts, responses = self._columns()
         built = self.build()
+        references = self.references()
         if self.uses_rubric:
             frame = pd.DataFrame({"prompt": prompts.to_numpy(), "response": responses.to_numpy()})
-            self.result = await built.agrade_many(self.rubric(), frame, progress=progress)
+            if references is not None:
+                frame["reference"] = references
+            self.result = await built.agrade_many(
+                self.rubric(), frame, reference_col=None if references is None else "reference", progress=progress
+            )
         else:
-            self.result = await built.ascore(prompts, responses, progress=progress)
+            self.result = await built.ascore(prompts, responses, references, progress=progress)
         return self.result
 
     def table(self) -> pd.DataFrame:
@@ -156,6 +181,13 @@ class PanelBuilderModel:
 
     def chart(self) -> Any:
         return self.result.verdict_chart() if self.uses_rubric else self.result.chart()
+
+
+def _blank(value: Any) -> bool:
+    """A cell with no reference in it: None, NaN or only whitespace."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return True
+    return isinstance(value, str) and not value.strip()
 
 
 class _BarProgress:
@@ -218,6 +250,15 @@ class PanelBuilder:
         self.response_col = w.Dropdown(
             options=columns, value=self.model.response_col if columns else None, description="response col"
         )
+        self.reference_col = w.Dropdown(
+            options=[NO_REFERENCE, *columns],
+            value=self.model.reference_col or NO_REFERENCE,
+            description="reference col",
+        )
+        self.commit_first = w.Dropdown(
+            options=list(COMMIT_FIRST),
+            description="commit first",  # the judges answer a question with no reference, then grade against that
+        )
         self.cost = w.HTML("<i>add a judge to see the estimated cost</i>")
         self.run_button = w.Button(description="Run", icon="play", button_style="success")
         self.progress = w.IntProgress(value=0, min=0, max=1, description="progress", layout=w.Layout(width="560px"))
@@ -231,6 +272,8 @@ class PanelBuilder:
             self.explanations,
             self.prompt_col,
             self.response_col,
+            self.reference_col,
+            self.commit_first,
             self.rubric,
         ):
             control.observe(self._sync, names="value")
@@ -242,6 +285,7 @@ class PanelBuilder:
                 w.HBox([self.template, self.aggregation, self.explanations]),
                 self.rubric,
                 w.HBox([self.prompt_col, self.response_col]),
+                w.HBox([self.reference_col, self.commit_first]),
                 self.cost,
                 w.HBox([self.run_button, self.progress]),
                 self.status,
@@ -305,6 +349,8 @@ class PanelBuilder:
         m.explanations = self.explanations.value
         m.prompt_col = self.prompt_col.value
         m.response_col = self.response_col.value
+        m.reference_col = None if self.reference_col.value == NO_REFERENCE else self.reference_col.value
+        m.commit_first = COMMIT_FIRST[self.commit_first.value]
         m.rubric_yaml = self.rubric.value
         self.rubric.layout.display = "" if m.uses_rubric else "none"
         try:

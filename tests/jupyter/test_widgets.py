@@ -178,3 +178,67 @@ def test_live_convergence_redraws_in_place() -> None:
     result = rater.rate("q", "a", on_update=live.update)
     assert live.updates >= result.n
     assert live.chart is not None and "mean" in live.status.value
+
+
+BONES = pd.DataFrame(
+    {
+        "prompt": ["How many bones does an adult have?", "How many legs does a spider have?"],
+        "response": ["Adults have about 350 bones.", "Eight."],
+        "reference": ["206", None],
+    }
+)
+
+
+def _grades_by_reference(body: dict) -> str:
+    """A judge that fails '350 bones' only when the reference (206) is in its prompt: what a reference changes."""
+    import json
+
+    from judgewidgets.testing._responders import last_user_text
+
+    text = last_user_text(body)
+    score = 1 if "206" in text else 5
+    return json.dumps({"matches_reference": "no" if score == 1 else "yes", "score": score, "explanation": "x"})
+
+
+def test_builder_model_judges_against_the_reference_column_by_default() -> None:
+    with OpenAITestServer(_grades_by_reference) as running:
+        kwargs = {"api_base": running.base_url, "api_key": "k", "probability_weighted": False}
+        model = PanelBuilderModel(data=BONES, judge_kwargs=kwargs)
+        assert model.reference_col == "reference" and model.commit_first is None
+        assert model.references() == ["206", None]  # a blank cell is no reference
+        model.add_judge("openai/a")
+        result = jw.run_sync(model.arun(progress=False))
+        assert [item.reference for item in result.items] == ["206", None]
+        assert model.table()["judge_1"].tolist() == [0.0, 1.0]  # 350 bones fails against 206
+        model.reference_col = None  # "(none)"
+        assert model.references() is None
+        jw.run_sync(model.arun(progress=False))
+        assert model.table()["judge_1"].tolist() == [1.0, 1.0]
+        assert "reference" not in model.table()
+    assert PanelBuilderModel(data=DATA).reference_col is None  # no reference column: none chosen
+    assert PanelBuilderModel(data=BONES, reference_col=None).reference_col is None
+    with pytest.raises(jw.InputError, match="no column 'gold'"):
+        PanelBuilderModel(data=BONES, reference_col="gold", judges=[]).estimate()
+
+
+def test_builder_model_commit_first_reaches_every_judge() -> None:
+    model = PanelBuilderModel(data=BONES, commit_first="short")
+    model.add_judge("openai/a")
+    model.add_judge("openai/b")
+    panel = model.build()
+    assert [judge.commit_first for judge in panel.judges] == ["short", "short"]
+    model.commit_first = False
+    assert [judge.commit_first for judge in model.build().judges] == [False, False]
+
+
+def test_builder_widget_reference_and_commit_first_pickers() -> None:
+    builder = jw.PanelBuilder(BONES)
+    assert builder.reference_col.options == ("(none)", "prompt", "response", "reference")
+    assert builder.reference_col.value == "reference" and builder.model.reference_col == "reference"
+    assert builder.commit_first.options == ("judge's default", "on", "short answers", "off")
+    builder.reference_col.value = "(none)"
+    builder.commit_first.value = "on"
+    assert builder.model.reference_col is None and builder.model.commit_first is True
+    builder.add_judge("openai/a")
+    assert all(judge.commit_first is True for judge in builder.panel.judges)
+    assert jw.PanelBuilder(DATA).reference_col.value == "(none)"
