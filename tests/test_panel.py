@@ -136,6 +136,10 @@ def test_votes_are_a_tidy_long_table() -> None:
         "waited_s",
         "score_source",
         "confidence",
+        "prompt_cache_read_tokens",
+        "prompt_cache_write_tokens",
+        "reasoning_tokens",
+        "list_cost_usd",
     ]
     assert len(votes) == 8
     assert set(votes["judge"]) == {"judge_1", "judge_2"}

@@ -33,7 +33,13 @@ _OPTIONAL_TEXT = tuple(
         ["score_source", *(name for name, field in Vote.model_fields.items() if field.annotation == (str | None))]
     )
 )
-_OPTIONAL_INT = ("prompt_tokens", "completion_tokens")
+_OPTIONAL_INT = (
+    "prompt_tokens",
+    "completion_tokens",
+    "prompt_cache_read_tokens",
+    "prompt_cache_write_tokens",
+    "reasoning_tokens",
+)
 
 
 @dataclass(frozen=True)
@@ -135,7 +141,7 @@ def votes_from_frame(frame: pd.DataFrame) -> list[Vote]:
         for key in _OPTIONAL_INT:
             value = row.get(key)
             row[key] = None if value is None or (isinstance(value, float) and math.isnan(value)) else int(value)
-        for key in ("cost_usd", "confidence", "uncalibrated_score"):
+        for key in ("cost_usd", "list_cost_usd", "confidence", "uncalibrated_score"):
             value = row.get(key)
             row[key] = None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
         row["probabilities"] = _probabilities(row.get("probabilities"))

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from .._constants import PREFILLED_MAX_TOKENS
 from .._errors import JudgeCallError
 from ._client import CallSession, CallSettings
 from ._request import ChatRequest, Completion
-from ._usage import Usage
+from ._usage import Usage, known_sum, said_sum
 
 T = TypeVar("T")
 
@@ -49,6 +49,7 @@ class Answer(Generic[T]):
     waited_s: float = 0.0
     completion: Completion | None = None
     prefill: str = ""
+    spent: list[Completion] = field(default_factory=list)  # every completion of this question, re-asks included
 
     def usage(self) -> Usage:
         """What this question cost, every attempt and re-ask included (no answer: unknown tokens and cost; no
@@ -64,6 +65,10 @@ class Answer(Generic[T]):
             cached=self.cached and answered,
             attempts=max(self.attempts, 1),
             waited_s=self.waited_s,
+            prompt_cache_read_tokens=said_sum(c.prompt_cache_read_tokens for c in self.spent),
+            prompt_cache_write_tokens=said_sum(c.prompt_cache_write_tokens for c in self.spent),
+            reasoning_tokens=said_sum(c.reasoning_tokens for c in self.spent),
+            list_cost_usd=known_sum(c.list_cost_usd for c in self.spent) if answered else None,
         )
 
     @property
@@ -73,6 +78,7 @@ class Answer(Generic[T]):
 
     def _add(self, completion: Completion, prefill: str) -> None:
         self.completion = completion
+        self.spent.append(completion)
         self.prefill = prefill
         content = completion.content
         # litellm strips the trailing space of a final assistant message for Anthropic's API: a server that

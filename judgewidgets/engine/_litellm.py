@@ -124,34 +124,18 @@ def context_window(model: str) -> int | None:
 
 
 def token_prices(model: str) -> tuple[float, float] | None:
-    """(input, output) USD per token from litellm's bundled cost map, or None when it has no price.
+    """(input, output) USD per token (`prices_of`: litellm's bundled map, corrected), or None when it has no price."""
+    from ._prices import prices_of
 
-    A price registered with `litellm.register_model` counts from then on (the lookup is remembered per size of
-    litellm's map)."""
-    if is_local_model(model):
-        return (0.0, 0.0)
-    return _map_prices(model, len(import_litellm().model_cost))
-
-
-@lru_cache(maxsize=256)
-def _map_prices(model: str, map_size: int) -> tuple[float, float] | None:
-    litellm = import_litellm()
-    try:
-        info = litellm.get_model_info(model)
-    except Exception:
-        return None
-    prompt_price = info.get("input_cost_per_token")
-    completion_price = info.get("output_cost_per_token")
-    if prompt_price is None or completion_price is None:
-        return None
-    return float(prompt_price), float(completion_price)
+    prices = prices_of(model)
+    return None if prices is None else (prices.input, prices.output)
 
 
 def cost_of(model: str, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
-    prices = token_prices(model)
-    if prices is None or prompt_tokens is None or completion_tokens is None:
-        return None
-    return prompt_tokens * prices[0] + completion_tokens * prices[1]
+    """Dollars for prompt and completion tokens at list price (`call_cost` prices cache and batch tokens too)."""
+    from ._prices import call_cost
+
+    return call_cost(model, prompt_tokens, completion_tokens)
 
 
 class CallFailure(JudgeWidgetsError):
@@ -315,18 +299,63 @@ class LiteLLMTransport:
         choice = response.choices[0]
         content = choice.message.content or tool_arguments(choice.message)
         logprobs = token_logprobs(getattr(choice, "logprobs", None))
-        usage = getattr(response, "usage", None)
-        prompt_tokens = getattr(usage, "prompt_tokens", None)
-        completion_tokens = getattr(usage, "completion_tokens", None)
+        thinking = getattr(choice.message, "reasoning_content", None)
         return Completion(
             content=content,
             logprobs=logprobs,
-            prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens,
-            cost_usd=cost_of(request.model, prompt_tokens, completion_tokens),
             latency_s=latency,
             limits=response_limits(response),
+            finish_reason=getattr(choice, "finish_reason", None),
+            reasoning=thinking if isinstance(thinking, str) and thinking else None,
+            **usage_of(request.model, getattr(response, "usage", None)),
         )
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def usage_of(model: str, usage: Any, *, batch: bool = False) -> dict[str, Any]:
+    """The token counts and costs of a litellm `usage` as `Completion` fields, priced by kind (`call_cost`).
+
+    litellm puts Anthropic's cache reads and writes inside `prompt_tokens` and reports them in
+    `prompt_tokens_details` (`cached_tokens`, `cache_creation_tokens`, the 1-hour writes in
+    `cache_creation_token_details`), as OpenAI's `cached_tokens`. Anthropic does not report thinking tokens apart
+    from output tokens (litellm's `reasoning_tokens` for it is an estimate from the text): None there."""
+    from ._prices import call_cost, list_cost
+
+    prompt_tokens = _count(getattr(usage, "prompt_tokens", None))
+    completion_tokens = _count(getattr(usage, "completion_tokens", None))
+    details = getattr(usage, "prompt_tokens_details", None)
+    read = _count(getattr(details, "cached_tokens", None))
+    write = write_1h = reasoning = None
+    if model.startswith("anthropic/") or "claude" in model:  # the one provider that reports cache writes
+        write = _count(getattr(details, "cache_creation_tokens", None))
+        if write is None:
+            write = _count(getattr(usage, "_cache_creation_input_tokens", None))
+        if read is not None and write is None:
+            write = 0  # Anthropic says both or neither; litellm drops a write of 0
+        write_details = getattr(details, "cache_creation_token_details", None)
+        write_1h = _count(getattr(write_details, "ephemeral_1h_input_tokens", None))
+    else:
+        reasoning = _count(getattr(getattr(usage, "completion_tokens_details", None), "reasoning_tokens", None))
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "cost_usd": call_cost(
+            model,
+            prompt_tokens,
+            completion_tokens,
+            cache_read_tokens=read,
+            cache_write_tokens=write,
+            cache_write_1h_tokens=write_1h,
+            batch=batch,
+        ),
+        "prompt_cache_read_tokens": read,
+        "prompt_cache_write_tokens": write,
+        "reasoning_tokens": reasoning,
+        "list_cost_usd": list_cost(model, prompt_tokens, completion_tokens),
+    }
 
 
 def tool_arguments(message: Any) -> str:

@@ -25,8 +25,9 @@ from .._version import __version__
 from ._aiohttp_client import AiohttpClient
 from ._http_pool import HTTPPool
 from ._limit_headers import LimitReading, read_limit_headers
-from ._litellm import CallFailure, cost_of, is_local_model
+from ._litellm import CallFailure, is_local_model
 from ._per_loop import PerLoop
+from ._prices import call_cost, list_cost
 from ._request import ChatRequest, Completion, token_logprobs
 from ._request import compact_json as _dumps
 from ._request import loads as _loads
@@ -238,26 +239,46 @@ def http_failure(status: int, raw: bytes, headers: Mapping[str, str]) -> CallFai
     return CallFailure(f"{name}: {message} (HTTP {status})", status, retry_after, limits, code)
 
 
-def parse_completion(model: str, raw: bytes, latency: float, limits: LimitReading | None = None) -> Completion:
-    """A Completion from a chat completion body; a body without a readable choice is a retryable failure."""
+def parse_completion(
+    model: str, raw: bytes, latency: float, limits: LimitReading | None = None, *, batch: bool = False
+) -> Completion:
+    """A Completion from a chat completion body; a body without a readable choice is a retryable failure.
+
+    Its cost is priced from the usage the body reports (`prompt_tokens_details.cached_tokens` at the cache-read
+    price, `completion_tokens_details.reasoning_tokens` inside the completion tokens), at the batch price when
+    `batch`; a reasoning server's thinking text (`reasoning_content`, vLLM's and DeepSeek's) is kept apart."""
     try:
         data = _loads(raw)
         choice = data["choices"][0]
-        content = choice["message"].get("content") or ""
+        message = choice["message"]
+        content = message.get("content") or ""
     except Exception as exc:
         detail = f"{type(exc).__name__}: {exc}" if raw.strip() else "empty body"
         raise CallFailure(f"InternalServerError: malformed response body ({detail})"[:2000], 500) from None
     usage = data.get("usage") or {}
     prompt_tokens = usage.get("prompt_tokens")
     completion_tokens = usage.get("completion_tokens")
+    prompt_details = usage.get("prompt_tokens_details") or {}
+    completion_details = usage.get("completion_tokens_details") or {}
+    read = prompt_details.get("cached_tokens")
+    write = prompt_details.get("cache_write_tokens")
+    thinking = message.get("reasoning_content") or message.get("reasoning")
     return Completion(
         content=content,
         logprobs=token_logprobs(choice.get("logprobs")),
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
-        cost_usd=cost_of(model, prompt_tokens, completion_tokens),
+        cost_usd=call_cost(
+            model, prompt_tokens, completion_tokens, cache_read_tokens=read, cache_write_tokens=write, batch=batch
+        ),
         latency_s=latency,
         limits=limits,
+        prompt_cache_read_tokens=read,
+        prompt_cache_write_tokens=write,
+        reasoning_tokens=completion_details.get("reasoning_tokens"),
+        list_cost_usd=list_cost(model, prompt_tokens, completion_tokens),
+        finish_reason=choice.get("finish_reason"),
+        reasoning=thinking if isinstance(thinking, str) and thinking else None,
     )
 
 

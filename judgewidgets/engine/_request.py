@@ -152,6 +152,9 @@ class Completion:
 
     `waited_s` is how long the call waited for its endpoint's pace (rate limits) before its attempts were sent;
     `limits` is what the answer's headers said about the endpoint's limits (read by the engine, never cached).
+    Prompt-cache and reasoning token counts are None where the provider does not report them; `cost_usd` prices
+    each kind at its own price, `list_cost_usd` the same tokens at list price. `finish_reason` is the provider's
+    ("length" when the token budget ran out) and `reasoning` the model's thinking text, kept apart from `content`.
     """
 
     content: str
@@ -164,6 +167,12 @@ class Completion:
     attempts: int = 1
     waited_s: float = 0.0
     limits: LimitReading | None = field(default=None, compare=False, repr=False)
+    prompt_cache_read_tokens: int | None = None
+    prompt_cache_write_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    list_cost_usd: float | None = None
+    finish_reason: str | None = None
+    reasoning: str | None = None
 
     def to_json(self) -> str:
         """The cached form: JSON text without raw tabs or newlines (the call journal is line-based)."""
@@ -175,6 +184,9 @@ class Completion:
             "cost_usd": self.cost_usd,
             "latency_s": self.latency_s,
         }
+        for name in _SAID_FIELDS:  # written only when said: answers cached before them read back the same
+            if getattr(self, name) is not None:
+                fields[name] = getattr(self, name)
         try:
             return compact_json(fields).decode()
         except (TypeError, ValueError):  # orjson refuses a lone surrogate the model sent; json escapes it
@@ -187,6 +199,16 @@ class Completion:
         except ValueError:  # orjson refuses the escaped lone surrogates that `to_json`'s fallback writes
             data = json.loads(blob)
         return cls(**data, cached=True)
+
+
+_SAID_FIELDS = (
+    "prompt_cache_read_tokens",
+    "prompt_cache_write_tokens",
+    "reasoning_tokens",
+    "list_cost_usd",
+    "finish_reason",
+    "reasoning",
+)
 
 
 def redact(text: str, secrets: list[str]) -> str:

@@ -14,6 +14,12 @@ def known_sum(values: Iterable[Any]) -> Any:
     return None if any(v is None for v in values) else sum(values)
 
 
+def said_sum(values: Iterable[Any]) -> Any:
+    """The sum of the counts a provider reported, or None when none did (a count it does not report at all)."""
+    said = [v for v in values if v is not None]
+    return sum(said) if said else None
+
+
 class Usage(BaseModel):
     """Latency, tokens, dollars, cache hits, attempts and rate-limit waits of the calls behind a result.
 
@@ -25,15 +31,36 @@ class Usage(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     latency_s: float = Field(0.0, description="Seconds the calls took (0 for cache hits).")
-    prompt_tokens: int | None = Field(None, description="Prompt tokens billed; None when no call answered.")
-    completion_tokens: int | None = Field(None, description="Completion tokens billed; None when no call answered.")
-    cost_usd: float | None = Field(None, description="Dollars; None when unknown (no price, or no answer).")
+    prompt_tokens: int | None = Field(
+        None,
+        description="Prompt tokens the model read, prompt-cache reads and writes included; None when no call answered.",
+    )
+    completion_tokens: int | None = Field(
+        None, description="Completion tokens billed, reasoning included; None when no call answered."
+    )
+    cost_usd: float | None = Field(
+        None,
+        description="Dollars as billed: each kind of token at its own price (cache reads and writes, batch); None "
+        "when unknown (no price, or no answer).",
+    )
     cached: bool = Field(False, description="Whether every call was answered from the cache (paid nothing).")
     attempts: int = Field(1, description="Attempts made, retries and re-asks included.")
     waited_s: float = Field(
         0.0,
         description="Seconds the calls waited for their endpoint's rate limits before being sent (like latency_s, "
         "added up over calls that waited side by side).",
+    )
+    prompt_cache_read_tokens: int | None = Field(
+        None, description="Prompt tokens read from the provider's prompt cache; None when the provider does not say."
+    )
+    prompt_cache_write_tokens: int | None = Field(
+        None, description="Prompt tokens written to the provider's prompt cache (Anthropic); None when not said."
+    )
+    reasoning_tokens: int | None = Field(
+        None, description="Completion tokens spent reasoning (billed as output); None when the provider does not say."
+    )
+    list_cost_usd: float | None = Field(
+        None, description="What the same tokens cost at list price, live, with no prompt cache (None: no price)."
     )
 
     @property
@@ -56,7 +83,7 @@ class Usage(BaseModel):
         or cost is None when any part's is), cached only when every part was."""
         parts = list(records)  # read as Usage: a record extending it carries the same fields
         if not parts:
-            return Usage(attempts=0, cached=True, prompt_tokens=0, completion_tokens=0, cost_usd=0.0)
+            return Usage(attempts=0, cached=True, prompt_tokens=0, completion_tokens=0, cost_usd=0.0, list_cost_usd=0.0)
 
         return Usage(
             latency_s=sum(p.latency_s for p in parts),
@@ -66,4 +93,8 @@ class Usage(BaseModel):
             cached=all(p.cached for p in parts),
             attempts=sum(p.attempts for p in parts),
             waited_s=sum(p.waited_s for p in parts),
+            prompt_cache_read_tokens=said_sum(p.prompt_cache_read_tokens for p in parts),
+            prompt_cache_write_tokens=said_sum(p.prompt_cache_write_tokens for p in parts),
+            reasoning_tokens=said_sum(p.reasoning_tokens for p in parts),
+            list_cost_usd=known_sum(p.list_cost_usd for p in parts),
         )

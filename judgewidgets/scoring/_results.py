@@ -34,7 +34,13 @@ VOTE_COLUMNS = [
     "waited_s",
     "score_source",
     "confidence",
+    "prompt_cache_read_tokens",
+    "prompt_cache_write_tokens",
+    "reasoning_tokens",
+    "list_cost_usd",
 ]
+# The token counts a provider may not report (None there): nullable integer columns.
+_SAID_COUNTS = ("prompt_cache_read_tokens", "prompt_cache_write_tokens", "reasoning_tokens")
 
 
 COMMIT_COLUMNS = ["reference_source", "made_reference"]
@@ -47,7 +53,31 @@ def votes_frame(votes: Sequence[Vote]) -> pd.DataFrame:
     columns += COMMIT_COLUMNS if committed(votes) else []
     rows = [vote.model_dump(include=set(columns)) for vote in votes]
     frame = pd.DataFrame(rows, columns=columns)
-    return frame.astype({"score": float, "confidence": float, "latency_s": float, "cost_usd": float, "waited_s": float})
+    floats = dict.fromkeys(("score", "confidence", "latency_s", "cost_usd", "waited_s", "list_cost_usd"), float)
+    return frame.astype({**floats, **dict.fromkeys(_SAID_COUNTS, "Int64")})
+
+
+def usage_summary(votes: pd.DataFrame, judges: Sequence[str]) -> pd.DataFrame:
+    """Per judge: calls (attempts: retries and re-asks included; `votes` needs an `attempts` column), mean score,
+    failures (of which `not_run`: left by the run's budget), tokens of each kind (cache
+    reads and writes and reasoning: None where the provider did not say), cost as billed (`cost_usd`) beside the
+    same tokens at list price, live, without a prompt cache (`list_cost_usd`), median latency and cache hits."""
+    grouped = votes.groupby("judge", sort=False)
+    return pd.DataFrame(
+        {
+            "calls": grouped["attempts"].sum(),
+            "mean_score": grouped["score"].mean(),
+            "failed": grouped["error"].apply(lambda s: int(s.notna().sum())),
+            "not_run": grouped["error"].apply(not_run_count),
+            "prompt_tokens": grouped["prompt_tokens"].sum(),
+            "completion_tokens": grouped["completion_tokens"].sum(),
+            **{name: grouped[name].sum(min_count=1) for name in _SAID_COUNTS},
+            "cost_usd": grouped["cost_usd"].sum(min_count=1),
+            "list_cost_usd": grouped["list_cost_usd"].sum(min_count=1),
+            "median_latency_s": grouped["latency_s"].median(),
+            "cached": grouped["cached"].sum(),
+        }
+    ).reindex(list(judges))
 
 
 def committed(votes: Sequence[Vote]) -> bool:
@@ -172,6 +202,11 @@ class JudgeResult(Keepable):
         """How many items the run's budget (`max_cost_usd`) left unjudged (their error says `budget: ...`)."""
         return not_run_count(v.error for v in self.vote_list)
 
+    def summary(self) -> pd.DataFrame:
+        """This judge's row of a panel's summary: calls, mean score, failures, tokens of each kind, cost as billed
+        and at list price, median latency and cache hits (`usage_summary`)."""
+        return usage_summary(self.votes.assign(attempts=[v.attempts for v in self.vote_list]), [self.judge])
+
     def _repr_html_(self) -> str:
         return noted_html(self.to_df(), (v.error for v in self.vote_list), "items")
 
@@ -288,22 +323,9 @@ class PanelResult(Keepable):
         return not_run_count(v.error for v in self.vote_list)
 
     def summary(self) -> pd.DataFrame:
-        """Per judge: mean score, failures (of which `not_run`: left by the run's budget), tokens, cost, median
-        latency and cache hits."""
-        votes = self.votes
-        grouped = votes.groupby("judge", sort=False)
-        return pd.DataFrame(
-            {
-                "mean_score": grouped["score"].mean(),
-                "failed": grouped["error"].apply(lambda s: int(s.notna().sum())),
-                "not_run": grouped["error"].apply(not_run_count),
-                "prompt_tokens": grouped["prompt_tokens"].sum(),
-                "completion_tokens": grouped["completion_tokens"].sum(),
-                "cost_usd": grouped["cost_usd"].sum(min_count=1),
-                "median_latency_s": grouped["latency_s"].median(),
-                "cached": grouped["cached"].sum(),
-            }
-        ).reindex(self.judges)
+        """Per judge: calls, mean score, failures, tokens of each kind, cost as billed and at list price, median
+        latency and cache hits (`usage_summary`)."""
+        return usage_summary(self.votes.assign(attempts=[v.attempts for v in self.vote_list]), self.judges)
 
     def by_conversation(self) -> pd.DataFrame:
         """One row per judged conversation, over the panel's consensus per turn (see `JudgeResult.by_conversation`)."""

@@ -16,9 +16,11 @@ from typing import Any
 
 from aiohttp import web
 
+from ._anthropic import messages_handler
+from ._chat_billing import ChatMeter, chat_refusal
 from ._faults import FaultKind, FaultPlan, parse_directives
 from ._limits import LimitState, ProviderLimit
-from ._openai import MALFORMED_BODY, LogprobsCache, completion_body, error_body, models_body
+from ._openai import MALFORMED_BODY, LogprobsCache, error_body, models_body
 from ._responders import Responder, last_user_text
 from ._stats import StatsRecorder
 
@@ -87,6 +89,7 @@ class ChatService:
         app = web.Application(client_max_size=64 * 1024**2)
         app.router.add_post("/v1/chat/completions", self.chat)
         app.router.add_post("/chat/completions", self.chat)
+        app.router.add_post("/v1/messages", messages_handler(self))  # Anthropic's Messages API
         app.router.add_get("/v1/models", self.models)
         app.router.add_get("/models", self.models)
         app.router.add_get(STATS_PATH, self.get_stats)
@@ -135,6 +138,12 @@ class ChatService:
                 body_401 = error_body(message, "invalid_request_error", "invalid_api_key")
                 return web.Response(status=401, body=body_401, content_type=_JSON)
 
+        refusal = chat_refusal(body)  # a parameter the model refuses (reasoning models), in OpenAI's words
+        if refusal is not None:
+            self.stats.record(request.path, body, "Authorization" in request.headers, 400, None)
+            return web.Response(status=400, body=refusal, content_type=_JSON)
+        meter = ChatMeter.arrive(self.stats.billing, body)  # the prompt cache as it is when the request arrives
+
         limit_headers: dict[str, str] | None = None
         if self._limit is not None:
             admitted, limit_headers = self._limit.admit(body)
@@ -175,7 +184,7 @@ class ChatService:
         self.stats.enter()
         try:
             await self._wait(fault)
-            response = self._response(body, fault, content)
+            response = self._response(body, fault, content, meter)
             if limit_headers:
                 response.headers.update(limit_headers)
             return response
@@ -192,10 +201,13 @@ class ChatService:
         if delay > 0:
             await asyncio.sleep(delay)
 
-    def _response(self, body: dict[str, Any], fault: str | None, content: str) -> web.Response:
+    def _response(
+        self, body: dict[str, Any], fault: str | None, content: str, meter: ChatMeter | None = None
+    ) -> web.Response:
         if fault is None or fault == "empty":
             self._next_id += 1
-            payload = completion_body(body, content, f"chatcmpl-test-{self._next_id}", logprobs=self._logprobs)
+            meter = meter or ChatMeter.arrive(self.stats.billing, body)  # billed and cached when answered
+            payload = meter.answer(content, f"chatcmpl-test-{self._next_id}", self._logprobs)
             return web.Response(body=payload, content_type=_JSON)
         if fault == "malformed":
             return web.Response(body=MALFORMED_BODY, content_type=_JSON)

@@ -98,9 +98,16 @@ def completion_body(
     completion_id: str,
     prompt_tokens: int | None = None,
     logprobs: LogprobsCache | None = None,
+    *,
+    completion_tokens: int | None = None,
+    usage_details: dict[str, Any] | None = None,
+    finish_reason: str = "stop",
 ) -> bytes:
-    """The JSON bytes of a `chat.completion` answering `body` with `content` (logprobs when it asks for them)."""
-    completion_tokens = len(content.split())
+    """The JSON bytes of a `chat.completion` answering `body` with `content` (logprobs when it asks for them).
+
+    `usage_details` are added to `usage` as given (`prompt_tokens_details`, `completion_tokens_details`)."""
+    if completion_tokens is None:
+        completion_tokens = len(content.split())
     if prompt_tokens is None:
         prompt_tokens = word_count(body)
     fragment = None
@@ -117,13 +124,14 @@ def completion_body(
                 "index": 0,
                 "message": {"role": "assistant", "content": content, "refusal": None},
                 "logprobs": _SPLICE if fragment is not None else None,
-                "finish_reason": "stop",
+                "finish_reason": finish_reason,
             }
         ],
         "usage": {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,
             "total_tokens": prompt_tokens + completion_tokens,
+            **(usage_details or {}),
         },
     }
     text = json.dumps(payload, **_COMPACT)
@@ -132,9 +140,9 @@ def completion_body(
     return text.encode()
 
 
-def error_body(message: str, type_: str, code: str | None = None) -> bytes:
+def error_body(message: str, type_: str, code: str | None = None, param: str | None = None) -> bytes:
     """The JSON bytes of an OpenAI error answer."""
-    return json.dumps({"error": {"message": message, "type": type_, "param": None, "code": code}}).encode()
+    return json.dumps({"error": {"message": message, "type": type_, "param": param, "code": code}}).encode()
 
 
 def models_body(models: tuple[str, ...]) -> bytes:

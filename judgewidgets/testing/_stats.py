@@ -11,6 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ._billing import Bill, Billing
+
 __all__ = ["RecordedRequest", "ServerStats", "StatsRecorder"]
 
 
@@ -37,6 +39,7 @@ class ServerStats(BaseModel):
     in_flight: int = Field(0, description="requests being answered now")
     max_in_flight: int = Field(0, description="the most requests answered at once")
     requests: list[RecordedRequest] = Field(default_factory=list, description="the last ones, oldest first")
+    bill: Bill = Field(default_factory=Bill, description="what the answered requests were billed, per model")
 
     @property
     def bodies(self) -> list[dict[str, Any] | None]:
@@ -50,6 +53,7 @@ class StatsRecorder:
     def __init__(self, keep: int) -> None:
         self._lock = threading.Lock()
         self._keep = keep
+        self.billing = Billing()  # the prompt cache and the bill, as the providers keep them
         self._reset()
 
     def _reset(self) -> None:
@@ -102,12 +106,15 @@ class StatsRecorder:
             in_flight=counts[3],
             max_in_flight=counts[4],
             requests=[RecordedRequest(path=p, body=b, authorization=a, status=s, fault=f) for p, b, a, s, f in recent],
+            bill=self.billing.snapshot(),
         )
 
     def reset(self) -> None:
-        """Zero the counters and forget the recorded requests (requests in flight stay counted)."""
+        """Zero the counters, the bill and the prompt cache, and forget the recorded requests (requests in flight
+        stay counted)."""
         with self._lock:
             in_flight = self.in_flight
             self._reset()
             self.in_flight = in_flight
             self.max_in_flight = in_flight
+        self.billing.reset()
