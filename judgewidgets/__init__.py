@@ -30,6 +30,7 @@ from . import (
     sequential,
     templates,
 )
+from ._batching import Batching, aresume_batch, batches, cancel_batch, resume_batch
 from ._errors import (
     ConfigurationError,
     InputError,
@@ -133,6 +134,7 @@ __all__ = [
     "Aspect",
     "AspectEvaluator",
     "AspectResult",
+    "Batching",
     "Calibration",
     "CallCache",
     "CallFailure",
@@ -209,8 +211,11 @@ __all__ = [
     "agreement",
     "alignment",
     "ameta_evaluate",
+    "aresume_batch",
     "aspects",
+    "batches",
     "bradley_terry",
+    "cancel_batch",
     "cascade",
     "compare",
     "conversations",
@@ -231,6 +236,7 @@ __all__ = [
     "pipeline",
     "position_bias",
     "rate_limits",
+    "resume_batch",
     "run_sync",
     "runs",
     "scoring",

@@ -202,6 +202,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="budget in dollars: no call starts that could take the spend past D; the rows left are written "
         "with '<judge>_error' 'budget: not run ...' and a rerun with a larger budget pays only for them",
     )
+    score.add_argument(
+        "--batch",
+        action="store_true",
+        help="send the calls through the providers' batch APIs (OpenAI, Anthropic) at half the price; the batch is "
+        "written down first, so the same command run again waits for it instead of paying twice",
+    )
+    score.add_argument(
+        "--batch-retry",
+        choices=("live", "batch"),
+        default=None,
+        help="with --batch: resend what a batch left unanswered live (default) or as a new batch",
+    )
     score.add_argument("--no-cache", action="store_true", help="do not read or write the on-disk call cache")
     score.add_argument("--estimate", action="store_true", help="print the estimated cost and stop (no calls)")
     score.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -309,7 +321,7 @@ def _score(args: argparse.Namespace) -> int:
         }
     else:
         inputs = {"prompts": frame[args.prompt_col], "responses": frame[args.response_col], "references": references}
-    estimate = panel.estimate_cost(**inputs)  # checks rows
+    estimate = panel.estimate_cost(**inputs, batch=args.batch)  # checks rows
     missing_keys = _missing_keys(judges, args.api_base)
     for name, keys in missing_keys.items():
         _say(f"note: {' or '.join(keys)} is not set; judge {name!r} will likely fail")
@@ -318,7 +330,8 @@ def _score(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.max_cost_usd is not None and args.no_cache:
         _say("note: with --no-cache a rerun with a larger --max-cost-usd pays again for the rows already judged")
-    result = panel.score(**inputs, progress=not args.quiet, max_cost_usd=args.max_cost_usd)
+    batching = {"batch": True, "batch_retry": args.batch_retry} if args.batch else {}
+    result = panel.score(**inputs, progress=not args.quiet, max_cost_usd=args.max_cost_usd, **batching)
     cached = "" if args.no_cache else "; the judgments are in the call cache, so running again costs nothing"
     table = _output_table(frame, result)
     if args.output is not None:

@@ -9,11 +9,13 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass
 
+from ._batching import abatch_recipe
 from ._constants import PACING_STATUS_INTERVAL_S
 from ._progress import Progress, make_progress
 from ._provenance import describe, models_in
 from ._runner import interruptible
 from .engine import CallSession
+from .engine._batch import Batcher, Batching, BatchRetry, batching_of, check_batchable
 from .engine._budget import Budget, check_max_cost, check_prices
 
 logger = logging.getLogger("judgewidgets")
@@ -48,19 +50,30 @@ async def run_scope(
     session: CallSession | None = None,
     max_cost_usd: float | None = None,
     makers: Iterable[object] = (),
+    batch: bool | Batching | None = False,
+    batch_retry: BatchRetry | None = None,
 ) -> AsyncIterator[Run]:
     """A run of `total` calls: a new session (or the caller's `session`, for a run inside another run, which
     keeps that run's budget) and a progress bar (`True` a tqdm bar, `False` none, or your own Progress). A bar that
     can show a status is told when a rate limit holds the run back. `max_cost_usd` is the run's budget (see
     `engine._budget`), checked with the prices of `makers`' models before anything starts. On the way out, however
     the run ends (an error, a kernel interrupt), the bar is closed and every cache the run wrote to is flushed; a
-    run the budget cut short says how many calls it did not run."""
+    run the budget cut short says how many calls it did not run. `batch` (`True` or a `Batching`) sends the run's
+    calls through the providers' batch APIs (`engine._batch`); a model without one is refused here, before any
+    call; `batch_retry` says what becomes of requests a batch left unanswered ("live", the default, or "batch")."""
     own = session is None
+    batching = batching_of(batch, batch_retry)
+    makers = list(makers)
+    if batching is not None:
+        check_batchable(models_in(describe(makers)))
     if not own:
         check_max_cost(max_cost_usd)
     else:
         session = CallSession(budget=run_budget(max_cost_usd, makers))
     assert session is not None
+    batcher = None
+    if own and batching is not None:
+        batcher = session.batcher = Batcher(batching, abatch_recipe())
     run = Run(session, make_progress(progress, total, description))
     status = getattr(run.progress, "status", None)
     watcher = asyncio.get_running_loop().create_task(_report_pacing(run.session, status)) if callable(status) else None
@@ -72,6 +85,8 @@ async def run_scope(
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
+        if batcher is not None:
+            batcher.close()
         run.progress.close()
         run.session.flush()
     budget = run.session.budget
@@ -84,7 +99,8 @@ async def _report_pacing(session: CallSession, status: Callable[[str | None], No
     shown: str | None = None
     while True:
         await asyncio.sleep(PACING_STATUS_INTERVAL_S)
-        text = session.holding_back()
+        batches = session.batcher.describe() if session.batcher is not None else None
+        text = "; ".join(part for part in (session.holding_back(), batches) if part) or None
         if text != shown:
             status(text)
             shown = text

@@ -140,6 +140,7 @@ def test_votes_are_a_tidy_long_table() -> None:
         "prompt_cache_write_tokens",
         "reasoning_tokens",
         "list_cost_usd",
+        "batch_id",
     ]
     assert len(votes) == 8
     assert set(votes["judge"]) == {"judge_1", "judge_2"}

@@ -69,6 +69,7 @@ class Answer(Generic[T]):
             prompt_cache_write_tokens=said_sum(c.prompt_cache_write_tokens for c in self.spent),
             reasoning_tokens=said_sum(c.reasoning_tokens for c in self.spent),
             list_cost_usd=known_sum(c.list_cost_usd for c in self.spent) if answered else None,
+            batch_id=next((c.batch_id for c in reversed(self.spent) if c.batch_id), None),
         )
 
     @property
@@ -123,6 +124,10 @@ async def ask(
             answer.cached = False
             return answer
         answer._add(completion, prefill)
+        cut = cut_off_error(request, completion)
+        if cut is not None:  # the same budget would run out again: not re-asked, and never read as a verdict
+            answer.error = cut
+            return answer
         try:
             answer.value = read(answer.content)
             return answer
@@ -166,6 +171,31 @@ def resumed_explanation(content: str) -> str | None:
     if not ends or re.search(r'(?<!\\)"', text[: ends[-1]]):  # no whole sentence, or the string had closed
         return None
     return content[: opening.end()] + text[: ends[-1]] + '", "'  # the next key's quote: the object goes on
+
+
+CUT_OFF_FINISH = frozenset({"length", "max_tokens"})  # OpenAI's finish_reason and Anthropic's stop_reason
+
+
+def cut_off_error(request: ChatRequest, completion: Completion) -> str | None:
+    """The error of an answer its token budget cut off before the verdict: a reasoning model's (reasoning tokens
+    reported, thinking text, or reasoning asked for) or an empty one; None for any other answer (a cut-off
+    answer of a model that does not reason is re-asked, see `ask`)."""
+    if completion.finish_reason not in CUT_OFF_FINISH:
+        return None
+    reasoned = bool(completion.reasoning_tokens or completion.reasoning) or any(
+        key in request.params for key in ("reasoning_effort", "thinking")
+    )
+    if not reasoned and completion.content.strip():
+        return None
+    limit = request.params.get("max_completion_tokens") or request.params.get("max_tokens")
+    budget = f"budget of {limit} tokens" if limit else "token budget"
+    spent = f"{completion.completion_tokens} spent" if completion.completion_tokens else ""
+    if completion.reasoning_tokens:
+        spent += f", {completion.reasoning_tokens} of them reasoning"
+    return (
+        f"cut off: the model's {budget} ran out before its verdict{f' ({spent})' if spent else ''}; give it more "
+        "room (max_completion_tokens / max_tokens) or less reasoning (reasoning_effort, thinking budget_tokens)"
+    )
 
 
 def cut_off_at(request: ChatRequest, completion: Completion) -> int | None:

@@ -9,6 +9,7 @@ how an answer is read.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -45,6 +46,11 @@ MIN_CONTEXT = 256  # tokens: less cannot hold a judge's instructions
 ANSWER_RESERVE_TOKENS = 1_024  # room left for the answer when the request names no max_tokens
 MAX_TOKENS_REQUIRED = frozenset({"anthropic"})  # providers whose API needs max_tokens (litellm fills in 4,096)
 THINKING_OPTIONS = frozenset({"thinking", "reasoning_effort"})  # their budget counts in max_tokens: left to litellm
+# What a reasoning model refuses (OpenAI's o-series and gpt-5: 400 unsupported_parameter; Anthropic with thinking on:
+# temperature other than 1, top_k). A temperature of 1 is the only one they take, so it is sent as none.
+REASONING_REFUSES = frozenset({"top_p", "top_k", "logprobs", "top_logprobs"})
+MIN_THINKING_BUDGET = 1_024  # Anthropic's least `thinking.budget_tokens`
+_OPENAI_REASONING = re.compile(r"^(?:o\d|gpt-5)(?!.*-chat)")  # o1, o3-mini, o4-mini, gpt-5, gpt-5-mini; not gpt-5-chat
 CONTEXT_MARGIN = 0.05  # of the window, for the difference between the counting tokenizer and the model's
 Messages = tuple[dict[str, str], ...]
 
@@ -106,6 +112,7 @@ class Caller:
             raise ConfigurationError(
                 f"context_window must be a whole number of tokens >= {MIN_CONTEXT}, got {context_window!r}"
             )
+        check_thinking(litellm_kwargs)
         local = is_local_model(model)
         self.model = model
         self.temperature = float(temperature)
@@ -184,10 +191,41 @@ class Caller:
             return False
 
     def uses_probabilities(self) -> bool:
-        """Whether calls ask for logprobs: `probability_weighted`, else wherever the model can return them."""
+        """Whether calls ask for logprobs: `probability_weighted`, else wherever the model can return them (not a
+        reasoning model: it refuses them, so a probability reading falls back to the answer, with its note)."""
         if self.probability_weighted is not None:
             return bool(self.probability_weighted)
-        return supports_logprobs(self.model, self.litellm_kwargs)
+        return not self.reasons() and supports_logprobs(self.model, self.litellm_kwargs)
+
+    def reasons(self) -> bool:
+        """Whether the model reasons before it answers, and so refuses sampling parameters: `reasoning_effort` or
+        `thinking` given, or an OpenAI reasoning model (o-series, gpt-5) whatever its settings."""
+        if THINKING_OPTIONS & self.litellm_kwargs.keys():
+            return True
+        return provider_of(self.model) in ("openai", "azure") and bool(
+            _OPENAI_REASONING.match(self.model.rpartition("/")[2])
+        )
+
+    def for_reasoning(self, params: dict[str, Any]) -> dict[str, Any]:
+        """`params` as a reasoning model takes them (unchanged for another model): no parameter it refuses
+        (`REASONING_REFUSES`, a temperature other than 1); on OpenAI `max_tokens` becomes `max_completion_tokens`
+        (reasoning counts in it); with Anthropic's `thinking`, an answer cap no larger than the thinking budget is
+        room for the answer on top of it (Anthropic requires `max_tokens` above the budget), and no cap at all
+        leaves `ANSWER_RESERVE_TOKENS` after it."""
+        if not self.reasons():
+            return params
+        out = {k: v for k, v in params.items() if k not in REASONING_REFUSES and not (k == "temperature" and v != 1)}
+        budget = thinking_budget(out)
+        if budget is not None:
+            cap = out.get("max_tokens")
+            if not isinstance(cap, int):
+                out["max_tokens"] = budget + ANSWER_RESERVE_TOKENS
+            elif cap <= budget:
+                out["max_tokens"] = budget + cap
+        elif provider_of(self.model) != "anthropic" and "max_tokens" in out:
+            cap = out.pop("max_tokens")
+            out.setdefault("max_completion_tokens", cap)
+        return out
 
     def uses_prefill(self, explanations: bool = False) -> bool:
         """Whether a request ends with the start of the answer: `prefill`, else for the embedded judge when no
@@ -282,6 +320,17 @@ class Caller:
         return await ask(session, request, self.settings, self.secrets, read, self.reasks, self.uses_prefill())
 
     def shaped(self, request: ChatRequest) -> ChatRequest:
+        """`request` in the form its endpoint honours (`_shaped`), with only parameters the model takes
+        (`for_reasoning`)."""
+        request = self._shaped(request)
+        params = self.for_reasoning(request.params)
+        return (
+            request
+            if params is request.params
+            else ChatRequest(request.model, request.messages, params, request.sample)
+        )
+
+    def _shaped(self, request: ChatRequest) -> ChatRequest:
         """`request` in the form its endpoint honours. Over the Messages API to a server that is not Anthropic's
         (`messages_api_elsewhere`), a response schema becomes a prefill: the answer starts as a JSON object at the
         schema's first property, which the model continues (so it cannot repeat the schema back), capped at
@@ -302,4 +351,32 @@ class Caller:
 
     async def complete(self, session: CallSession, messages: Messages, params: dict[str, Any]) -> Completion:
         """One completion with nothing read from it (generation); raises JudgeCallError after the last retry."""
-        return await session.complete(ChatRequest(self.model, messages, params), self.settings, self.secrets)
+        request = ChatRequest(self.model, messages, self.for_reasoning(params))
+        return await session.complete(request, self.settings, self.secrets)
+
+
+def thinking_budget(params: dict[str, Any]) -> int | None:
+    """The `budget_tokens` of Anthropic's extended thinking when it is on, else None."""
+    thinking = params.get("thinking")
+    if isinstance(thinking, dict) and thinking.get("type") == "enabled":
+        budget = thinking.get("budget_tokens")
+        return int(budget) if isinstance(budget, int) and not isinstance(budget, bool) else 0
+    return None
+
+
+def check_thinking(params: dict[str, Any]) -> None:
+    """Raise ConfigurationError before any call when a thinking budget leaves no room for the verdict or is below
+    Anthropic's minimum."""
+    budget = thinking_budget(params)
+    if budget is None:
+        return
+    if budget < MIN_THINKING_BUDGET:
+        raise ConfigurationError(
+            f"thinking needs budget_tokens >= {MIN_THINKING_BUDGET} (Anthropic's minimum), got {params['thinking']!r}"
+        )
+    cap = params.get("max_tokens")
+    if isinstance(cap, int) and budget < cap <= budget + 16:
+        raise ConfigurationError(
+            f"max_tokens={cap} leaves {cap - budget} tokens after a thinking budget of {budget}: no room for the "
+            f"verdict; give max_tokens at least {budget + 64}, or one up to the budget as the answer's own room"
+        )

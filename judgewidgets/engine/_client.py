@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from .._constants import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S, ESTIMATED_SCORE_TOKENS
 from .._errors import ConfigurationError, JudgeCallError
+from ._batch import Batcher
 from ._budget import Budget
 from ._cache import CallCache
 from ._litellm import CallFailure, classify, count_tokens, is_local_model
@@ -76,6 +77,7 @@ class CallSession:
         self, rng: random.Random | None = None, *, limits: RateLimits | None = None, budget: Budget | None = None
     ) -> None:
         self.budget = budget  # the run's max_cost_usd, when it has one
+        self.batcher: Batcher | None = None  # batch=True: calls go to the providers' batch APIs (engine/_batch.py)
         self._limits: dict[str, asyncio.Semaphore] = {}
         self._transports: dict[Hashable, Transport] = {}
         self._rng = rng or random.Random()
@@ -154,6 +156,12 @@ class CallSession:
             if hit is not None:
                 return hit
             return await self._once(request, settings, secrets, cache)
+        if self.batcher is not None:
+            return await self.batcher.complete(request, settings, secrets, self)
+        return await self.live(request, settings, secrets)
+
+    async def live(self, request: ChatRequest, settings: CallSettings, secrets: list[str]) -> Completion:
+        """The call sent now (not batched): within the per-model limit and the budget, with its attempts."""
         async with self._limit(request.model, settings.max_concurrency):
             return await self._paid(request, settings, secrets)
 
@@ -170,8 +178,10 @@ class CallSession:
         future.add_done_callback(lambda f: f.cancelled() or f.exception())  # no "never retrieved" warnings
         self._in_flight[key] = future
         try:
-            async with self._limit(request.model, settings.max_concurrency):
-                completion = await self._paid(request, settings, secrets)
+            if self.batcher is not None:
+                completion = await self.batcher.complete(request, settings, secrets, self)
+            else:
+                completion = await self.live(request, settings, secrets)
         except asyncio.CancelledError:
             future.cancel()
             raise

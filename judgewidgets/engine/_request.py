@@ -173,6 +173,7 @@ class Completion:
     list_cost_usd: float | None = None
     finish_reason: str | None = None
     reasoning: str | None = None
+    batch_id: str | None = None  # the provider's batch it was answered in (a batch API's); None for a live call
 
     def to_json(self) -> str:
         """The cached form: JSON text without raw tabs or newlines (the call journal is line-based)."""
@@ -208,6 +209,7 @@ _SAID_FIELDS = (
     "list_cost_usd",
     "finish_reason",
     "reasoning",
+    "batch_id",
 )
 
 

@@ -62,6 +62,9 @@ class Usage(BaseModel):
     list_cost_usd: float | None = Field(
         None, description="What the same tokens cost at list price, live, with no prompt cache (None: no price)."
     )
+    batch_id: str | None = Field(
+        None, description="The provider's batch the call was answered in (batch=True); None for a live call."
+    )
 
     @property
     def usage(self) -> Usage:
@@ -97,4 +100,5 @@ class Usage(BaseModel):
             prompt_cache_write_tokens=said_sum(p.prompt_cache_write_tokens for p in parts),
             reasoning_tokens=said_sum(p.reasoning_tokens for p in parts),
             list_cost_usd=known_sum(p.list_cost_usd for p in parts),
+            batch_id=next((p.batch_id for p in reversed(parts) if p.batch_id), None),
         )

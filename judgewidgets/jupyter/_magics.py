@@ -144,6 +144,18 @@ class JudgeMagics(Magics):
         help="budget in dollars: no call starts that could pass it; the items left are shown as not run",
     )
     @argument(
+        "--batch",
+        action="store_true",
+        help="send the calls through the providers' batch APIs (OpenAI, Anthropic) at half the price; rerunning "
+        "the cell picks up a batch still running",
+    )
+    @argument(
+        "--batch-retry",
+        choices=("live", "batch"),
+        default=None,
+        help="with --batch: resend what a batch left unanswered live (default) or as a new batch",
+    )
+    @argument(
         "--method",
         choices=("probability", "pointwise", "verdict", "likelihood"),
         default=None,
@@ -227,12 +239,20 @@ class JudgeMagics(Magics):
         the same cell with a larger budget pays only for them, the cache answering the rest.
 
             %judge --data answers --judges openai/gpt-4o-mini --max-cost-usd 0.50
+
+        `--batch` sends the calls through the providers' batch APIs at half the price (score, rubric, pairwise and
+        tournament modes); the batch is written down before it is submitted, so the same cell run again after a
+        restart waits for it instead of paying twice (`jw.batches()` lists them).
+
+            %judge --data answers --judges openai/gpt-4o-mini anthropic/claude-3-5-haiku-latest --batch
         """
         args = _parse(self.judge, line)
         cell = cell or ""
         body = self._shell.var_expand(cell, depth=1) if "{" in cell else cell
         mode = args.mode or ("rubric" if args.rubric else "score")
         self._check_conversation_options(args, mode)
+        if (args.batch or args.batch_retry) and mode not in _BATCH_MODES:
+            raise UsageError(f"--batch judges in --mode {', '.join(_BATCH_MODES)}, not --mode {mode}")
         if args.method and mode not in ("pairwise", "tournament"):
             raise UsageError(f"--method decides a pair (--mode pairwise or tournament), not --mode {mode}")
         try:
@@ -415,10 +435,15 @@ class JudgeMagics(Magics):
                 reference_col=args.reference_col,
                 target=args.target,
                 max_cost_usd=args.max_cost_usd,
+                **_batching(args),
             )
         else:
             result = panel.score(
-                items["prompt"], items["response"], items.get("reference"), max_cost_usd=args.max_cost_usd
+                items["prompt"],
+                items["response"],
+                items.get("reference"),
+                max_cost_usd=args.max_cost_usd,
+                **_batching(args),
             )
         table = result.to_df()
         if args.aggregation:
@@ -467,6 +492,7 @@ class JudgeMagics(Magics):
                 reference_col=args.reference_col,
                 target=args.target,
                 max_cost_usd=args.max_cost_usd,
+                **_batching(args),
             )
             return result, result.to_df(), result.verdict_chart()
         items = self._items(args, "" if args.rubric == "cell" else body)
@@ -476,6 +502,7 @@ class JudgeMagics(Magics):
             data,
             reference_col="reference" if "reference" in data else None,
             max_cost_usd=args.max_cost_usd,
+            **_batching(args),
         )
         return result, result.to_df(), result.verdict_chart()
 
@@ -494,7 +521,7 @@ class JudgeMagics(Magics):
         if missing:
             raise UsageError(f"pairwise items need question, a and b; missing {sorted(missing)}")
         judge = PairwiseJudge(self._judges(args)[0], method=args.method, **self._judge_kwargs(args))
-        table = judge.compare_many(items, max_cost_usd=args.max_cost_usd)
+        table = judge.compare_many(items, max_cost_usd=args.max_cost_usd, **_batching(args))
         return table, table, None
 
     def _run_tournament(self, args: Any, body: str) -> tuple[Any, pd.DataFrame, Any]:
@@ -503,7 +530,7 @@ class JudgeMagics(Magics):
         questions, candidates = parse_tournament(body)
         judge = PairwiseJudge(self._judges(args)[0], method=args.method, **self._judge_kwargs(args))
         tournament = Tournament(judge=judge, format=args.format, seed=args.seed or 0)
-        result = tournament.run(questions, candidates, max_cost_usd=args.max_cost_usd)
+        result = tournament.run(questions, candidates, max_cost_usd=args.max_cost_usd, **_batching(args))
         return result, result.ranking, result.chart()
 
     def _run_sequential(self, args: Any, body: str) -> tuple[Any, pd.DataFrame, Any]:
@@ -551,6 +578,14 @@ class JudgeMagics(Magics):
             return result, summary, None
         frame = rater.rate_many(items, max_cost_usd=args.max_cost_usd)
         return frame, frame, frame.chart() if hasattr(frame, "chart") else None
+
+
+_BATCH_MODES = ("score", "rubric", "pairwise", "tournament")
+
+
+def _batching(args: Any) -> dict[str, Any]:
+    """The run method's batch arguments of `--batch` / `--batch-retry`."""
+    return {"batch": True, "batch_retry": args.batch_retry} if args.batch else {}
 
 
 def _failures(result: Any) -> Any:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, runtime_checkabl
 import pandas as pd
 from pydantic import BaseModel, Field, create_model
 
+from .._batching import Batching, BatchRetry, batchable
 from .._constants import DEFAULT_REASKS, DEFAULT_TIE_MARGIN
 from .._errors import ConfigurationError, InputError, ParseError
 from .._fence import fence
@@ -552,6 +553,8 @@ class PairwiseJudge(CommitsFirst):
         reference: str | None = None,
         *,
         max_cost_usd: float | None = None,
+        batch: bool | Batching = False,
+        batch_retry: BatchRetry | None = None,
         **conversations: Any,
     ) -> PairwiseResult:
         """Compare two responses; works in scripts and inside a running event loop (Jupyter). Conversations:
@@ -559,9 +562,19 @@ class PairwiseJudge(CommitsFirst):
         messages), or `conversation_a=` and `conversation_b=` (compared on their last turns, or whole with
         `target="whole"`). `max_cost_usd`: the budget, as `compare_many`'s."""
         return run_sync(
-            self.acompare(question, response_a, response_b, reference, max_cost_usd=max_cost_usd, **conversations)
+            self.acompare(
+                question,
+                response_a,
+                response_b,
+                reference,
+                max_cost_usd=max_cost_usd,
+                batch=batch,
+                batch_retry=batch_retry,
+                **conversations,
+            )
         )
 
+    @batchable
     async def acompare(
         self,
         question: str | None = None,
@@ -570,13 +583,15 @@ class PairwiseJudge(CommitsFirst):
         reference: str | None = None,
         *,
         max_cost_usd: float | None = None,
+        batch: bool | Batching = False,
+        batch_retry: BatchRetry | None = None,
         **conversations: Any,
     ) -> PairwiseResult:
         """Async twin of `compare`."""
         items = one_pair(question, response_a, response_b, reference, **conversations)
         self.check()
         self.check_items(items)
-        async with run_scope(max_cost_usd=max_cost_usd, makers=[self]) as run:
+        async with run_scope(max_cost_usd=max_cost_usd, batch=batch, batch_retry=batch_retry, makers=[self]) as run:
             results = await self.acompare_items(items, run.session, run.progress)
         return results[0].model_copy(update={"provenance": provenance(self)})
 
@@ -589,6 +604,8 @@ class PairwiseJudge(CommitsFirst):
         *,
         progress: bool | Progress = True,
         max_cost_usd: float | None = None,
+        batch: bool | Batching = False,
+        batch_retry: BatchRetry | None = None,
         **conversations: Any,
     ) -> PairwiseTable:
         """Compare a batch concurrently; one row per comparison, failures recorded in `error`, none lost.
@@ -610,10 +627,13 @@ class PairwiseJudge(CommitsFirst):
                 references,
                 progress=progress,
                 max_cost_usd=max_cost_usd,
+                batch=batch,
+                batch_retry=batch_retry,
                 **conversations,
             )
         )
 
+    @batchable
     async def acompare_many(
         self,
         data: pd.DataFrame | Sequence[str] | None = None,
@@ -623,6 +643,8 @@ class PairwiseJudge(CommitsFirst):
         *,
         progress: bool | Progress = True,
         max_cost_usd: float | None = None,
+        batch: bool | Batching = False,
+        batch_retry: BatchRetry | None = None,
         **conversations: Any,
     ) -> PairwiseTable:
         """Async twin of `compare_many`."""
@@ -630,7 +652,13 @@ class PairwiseJudge(CommitsFirst):
         self.check()
         self.check_items(items)
         async with run_scope(
-            progress, len(items), f"comparing ({self.display_name})", max_cost_usd=max_cost_usd, makers=[self]
+            progress,
+            len(items),
+            f"comparing ({self.display_name})",
+            max_cost_usd=max_cost_usd,
+            batch=batch,
+            batch_retry=batch_retry,
+            makers=[self],
         ) as run:
             results = await self.acompare_items(items, run.session, run.progress)
         return stamped(results_table(frame, results), provenance(self))
@@ -766,11 +794,15 @@ class PairwiseJudge(CommitsFirst):
         responses_a: Sequence[Any] | None = None,
         responses_b: Sequence[Any] | None = None,
         references: Sequence[str | None] | None = None,
+        *,
+        batch: bool = False,
         **conversations: Any,
     ) -> CostEstimate:
-        """What `compare_many` on the same arguments would spend (no call is made)."""
+        """What `compare_many` on the same arguments would spend (no call is made); `batch=True`: at
+        the batch APIs' price."""
         items, _ = pairs_from(data, responses_a, responses_b, references, **conversations)
-        return CostEstimate(judges=[self.estimate_items(items)])
+        estimate = CostEstimate(judges=[self.estimate_items(items)])
+        return estimate.at_batch_price() if batch else estimate
 
     def preview(
         self,

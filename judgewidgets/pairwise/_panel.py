@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from .._batching import Batching, BatchRetry, batchable
 from .._errors import ConfigurationError
 from .._failures import is_not_run
 from .._progress import Progress
@@ -194,11 +195,15 @@ class PairwisePanel:
         responses_a: Sequence[Any] | None = None,
         responses_b: Sequence[Any] | None = None,
         references: Sequence[str | None] | None = None,
+        *,
+        batch: bool = False,
         **conversations: Any,
     ) -> CostEstimate:
-        """What `compare_many` on the same arguments would spend, per judge (no call is made)."""
+        """What `compare_many` on the same arguments would spend, per judge (no call is made); `batch=True`: at
+        the batch APIs' price."""
         items, _ = pairs_from(data, responses_a, responses_b, references, **conversations)
-        return CostEstimate(judges=self.estimate_items(items))
+        estimate = CostEstimate(judges=self.estimate_items(items))
+        return estimate.at_batch_price() if batch else estimate
 
     def _vote_weights(self) -> list[float]:
         return self.weights if self.vote == "weighted" else [1.0] * len(self.judges)
@@ -243,6 +248,8 @@ class PairwisePanel:
         reference: str | None = None,
         *,
         max_cost_usd: float | None = None,
+        batch: bool | Batching = False,
+        batch_retry: BatchRetry | None = None,
         **conversations: Any,
     ) -> PanelComparison:
         """Every judge compares the pair; the panel votes. Works inside Jupyter. Conversations: `history=` (the
@@ -250,9 +257,19 @@ class PairwisePanel:
         `conversation_a=` and `conversation_b=` (compared on their last turns, or whole with `target="whole"`).
         `max_cost_usd`: the budget, as `compare_many`'s."""
         return run_sync(
-            self.acompare(question, response_a, response_b, reference, max_cost_usd=max_cost_usd, **conversations)
+            self.acompare(
+                question,
+                response_a,
+                response_b,
+                reference,
+                max_cost_usd=max_cost_usd,
+                batch=batch,
+                batch_retry=batch_retry,
+                **conversations,
+            )
         )
 
+    @batchable
     async def acompare(
         self,
         question: str | None = None,
@@ -261,13 +278,15 @@ class PairwisePanel:
         reference: str | None = None,
         *,
         max_cost_usd: float | None = None,
+        batch: bool | Batching = False,
+        batch_retry: BatchRetry | None = None,
         **conversations: Any,
     ) -> PanelComparison:
         """Async twin of `compare`."""
         items = one_pair(question, response_a, response_b, reference, **conversations)
         self.check()
         self.check_items(items)
-        async with run_scope(max_cost_usd=max_cost_usd, makers=[self]) as run:
+        async with run_scope(max_cost_usd=max_cost_usd, batch=batch, batch_retry=batch_retry, makers=[self]) as run:
             compared = (await self.acompare_items(items, run.session, run.progress))[0]
         return compared.model_copy(update={"provenance": provenance(self)})
 
@@ -280,6 +299,8 @@ class PairwisePanel:
         *,
         progress: bool | Progress = True,
         max_cost_usd: float | None = None,
+        batch: bool | Batching = False,
+        batch_retry: BatchRetry | None = None,
         **conversations: Any,
     ) -> PairwiseTable:
         """One row per comparison: pair_id, the panel's winner, confidence, error, one column per judge's winner.
@@ -296,10 +317,13 @@ class PairwisePanel:
                 references,
                 progress=progress,
                 max_cost_usd=max_cost_usd,
+                batch=batch,
+                batch_retry=batch_retry,
                 **conversations,
             )
         )
 
+    @batchable
     async def acompare_many(
         self,
         data: pd.DataFrame | Sequence[str] | None = None,
@@ -309,6 +333,8 @@ class PairwisePanel:
         *,
         progress: bool | Progress = True,
         max_cost_usd: float | None = None,
+        batch: bool | Batching = False,
+        batch_retry: BatchRetry | None = None,
         **conversations: Any,
     ) -> PairwiseTable:
         """Async twin of `compare_many`."""
@@ -316,7 +342,13 @@ class PairwisePanel:
         self.check()
         self.check_items(items)
         async with run_scope(
-            progress, len(items) * len(self.judges), self.display_name, max_cost_usd=max_cost_usd, makers=[self]
+            progress,
+            len(items) * len(self.judges),
+            self.display_name,
+            max_cost_usd=max_cost_usd,
+            batch=batch,
+            batch_retry=batch_retry,
+            makers=[self],
         ) as run:
             results = await self.acompare_items(items, run.session, run.progress)
         rows = []

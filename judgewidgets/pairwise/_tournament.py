@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .._batching import Batching, BatchRetry, batchable
 from .._errors import ConfigurationError, InputError
 from .._progress import Progress
 from .._records import _as_text_list
@@ -274,6 +275,8 @@ class Tournament:
         target: str | None = None,
         progress: bool | Progress = True,
         max_cost_usd: float | None = None,
+        batch: bool | Batching = False,
+        batch_retry: BatchRetry | None = None,
     ) -> TournamentResult:
         """Play the tournament; `candidates` maps each name to its responses, one per question.
 
@@ -292,9 +295,12 @@ class Tournament:
                 target=target,
                 progress=progress,
                 max_cost_usd=max_cost_usd,
+                batch=batch,
+                batch_retry=batch_retry,
             )
         )
 
+    @batchable
     async def arun(
         self,
         questions: Sequence[str] | None = None,
@@ -305,6 +311,8 @@ class Tournament:
         target: str | None = None,
         progress: bool | Progress = True,
         max_cost_usd: float | None = None,
+        batch: bool | Batching = False,
+        batch_retry: BatchRetry | None = None,
     ) -> TournamentResult:
         """Async twin of `run`."""
         if not isinstance(candidates, Mapping):
@@ -344,7 +352,13 @@ class Tournament:
         state = TournamentState(names, q, rng)
         rows: list[dict[str, Any]] = []
         async with run_scope(
-            progress, budget, f"{self.format.name} tournament", max_cost_usd=max_cost_usd, makers=[self.judge]
+            progress,
+            budget,
+            f"{self.format.name} tournament",
+            max_cost_usd=max_cost_usd,
+            batch=batch,
+            batch_retry=batch_retry,
+            makers=[self.judge],
         ) as run:
             while state.comparisons < budget:
                 proposal = self.format.propose(state, budget - state.comparisons)[: budget - state.comparisons]

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from .._batching import Batching, BatchRetry, batchable
 from .._errors import ConfigurationError, InputError
 from .._progress import Progress, counted
 from .._records import Item, _as_text_list, build_conversation_items, build_items
@@ -211,6 +212,8 @@ class EvaluationPipeline:
         target: Target | None = None,
         progress: bool | Progress = True,
         max_cost_usd: float | None = None,
+        batch: bool | Batching = False,
+        batch_retry: BatchRetry | None = None,
     ) -> PipelineTable:
         """Score every item with every stage and combine; works in scripts and inside Jupyter.
 
@@ -234,9 +237,12 @@ class EvaluationPipeline:
                 target=target,
                 progress=progress,
                 max_cost_usd=max_cost_usd,
+                batch=batch,
+                batch_retry=batch_retry,
             )
         )
 
+    @batchable
     async def arun(
         self,
         prompts: Sequence[str] | str | None = None,
@@ -249,6 +255,8 @@ class EvaluationPipeline:
         target: Target | None = None,
         progress: bool | Progress = True,
         max_cost_usd: float | None = None,
+        batch: bool | Batching = False,
+        batch_retry: BatchRetry | None = None,
     ) -> PipelineTable:
         """Async twin of `run`."""
         pipeline_items = self._items(prompts, responses, references, baselines, contexts, conversations, target)
@@ -258,6 +266,8 @@ class EvaluationPipeline:
             len(self.stages),
             f"pipeline of {len(self.stages)} stages",
             max_cost_usd=max_cost_usd,
+            batch=batch,
+            batch_retry=batch_retry,
             makers=[self],
         ) as run:
             committed = await self._commit(pipeline_items, run.session)
@@ -365,9 +375,11 @@ class EvaluationPipeline:
         contexts: Sequence[str | None] | None = None,
         conversations: Any = None,
         target: Target | None = None,
+        batch: bool = False,
     ) -> CostEstimate:
         """What `run` on the same arguments would spend (no call is made): one row per judge of every stage,
-        named `<stage>: <judge>`. A stage of your own is counted when it has `estimate(items)`."""
+        named `<stage>: <judge>`. A stage of your own is counted when it has `estimate(items)`.
+        `batch=True`: at the batch APIs' price."""
         items = self._items(prompts, responses, references, baselines, contexts, conversations, target)
         rows: list[JudgeCostEstimate] = []
         if self.committer is not None:
@@ -379,7 +391,8 @@ class EvaluationPipeline:
             estimate = getattr(stage, "estimate", None)
             if callable(estimate):
                 rows += [row.model_copy(update={"judge": f"{name}: {row.judge}"}) for row in estimate(items)]
-        return CostEstimate(judges=rows)
+        estimate = CostEstimate(judges=rows)
+        return estimate.at_batch_price() if batch else estimate
 
     # --- combining ----------------------------------------------------------------------------------------
 

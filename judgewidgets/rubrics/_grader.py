@@ -10,6 +10,7 @@ from typing import Any, cast
 
 import pandas as pd
 
+from .._batching import Batching, BatchRetry, batchable
 from .._constants import PREFILLED_EXPLAINED_MAX_TOKENS, PREFILLED_MAX_TOKENS
 from .._errors import ConfigurationError, InputError
 from .._probabilities import label_probabilities, prefix_free
@@ -185,6 +186,8 @@ class CriterionGrader:
         conversation: Any = None,
         target: Target | None = None,
         max_cost_usd: float | None = None,
+        batch: bool | Batching = False,
+        batch_retry: BatchRetry | None = None,
     ) -> RubricReport:
         """Grade one submission, or one `conversation` (messages in the OpenAI chat format, or their JSON): the
         whole of it, or its last turn in context with `target="last_turn"`; works in scripts and inside a running
@@ -203,9 +206,12 @@ class CriterionGrader:
                 conversation=conversation,
                 target=target,
                 max_cost_usd=max_cost_usd,
+                batch=batch,
+                batch_retry=batch_retry,
             )
         )
 
+    @batchable
     async def agrade(
         self,
         rubric: Rubric,
@@ -217,6 +223,8 @@ class CriterionGrader:
         conversation: Any = None,
         target: Target | None = None,
         max_cost_usd: float | None = None,
+        batch: bool | Batching = False,
+        batch_retry: BatchRetry | None = None,
     ) -> RubricReport:
         """Async twin of `grade`."""
         _check_rubric(rubric)
@@ -237,7 +245,9 @@ class CriterionGrader:
         for judge in self.judges:
             judge.check()
         self.check_questions(rubric, [query], [reference], [view])
-        async with run_scope(max_cost_usd=max_cost_usd, makers=self.judges) as run:
+        async with run_scope(
+            max_cost_usd=max_cost_usd, batch=batch, batch_retry=batch_retry, makers=self.judges
+        ) as run:
             report = await self._grade_item(
                 rubric, submission, query, reference, run.session, run.progress, context, view
             )
@@ -257,6 +267,8 @@ class CriterionGrader:
         target: Target | None = None,
         progress: bool | Progress = True,
         max_cost_usd: float | None = None,
+        batch: bool | Batching = False,
+        batch_retry: BatchRetry | None = None,
     ) -> GradingResult:
         """Grade every row of `data` (a DataFrame, or a list of submissions) concurrently; or every conversation
         (`conversations=`, or `data` with a `conversation_col` of message lists or their JSON), whole or on its
@@ -275,9 +287,12 @@ class CriterionGrader:
                 target=target,
                 progress=progress,
                 max_cost_usd=max_cost_usd,
+                batch=batch,
+                batch_retry=batch_retry,
             )
         )
 
+    @batchable
     async def agrade_many(
         self,
         rubric: Rubric,
@@ -292,6 +307,8 @@ class CriterionGrader:
         target: Target | None = None,
         progress: bool | Progress = True,
         max_cost_usd: float | None = None,
+        batch: bool | Batching = False,
+        batch_retry: BatchRetry | None = None,
     ) -> GradingResult:
         """Async twin of `grade_many`."""
         _check_rubric(rubric)
@@ -303,7 +320,13 @@ class CriterionGrader:
         self.check_questions(rubric, queries or [None] * len(submissions), references, views)
         calls = len(submissions) * len(self.judges) * len(rubric)
         async with run_scope(
-            progress, calls, f"grading {len(rubric)} criteria", max_cost_usd=max_cost_usd, makers=self.judges
+            progress,
+            calls,
+            f"grading {len(rubric)} criteria",
+            max_cost_usd=max_cost_usd,
+            batch=batch,
+            batch_retry=batch_retry,
+            makers=self.judges,
         ) as run:
             reports = await asyncio.gather(
                 *(
@@ -478,12 +501,15 @@ class CriterionGrader:
         conversations: Any = None,
         conversation_col: str | None = None,
         target: Target | None = None,
+        batch: bool = False,
     ) -> CostEstimate:
-        """What `grade_many` on the same arguments would spend, per judge (no call is made)."""
+        """What `grade_many` on the same arguments would spend, per judge (no call is made);
+        `batch=True`: at the batch APIs' price."""
         _check_rubric(rubric)
         frame, views = _conversation_frame(data, conversations, conversation_col, submission_col, query_col, target)
         submissions, queries, references = _columns(frame, submission_col, query_col, reference_col)
-        return CostEstimate(judges=self.estimate_items(rubric, submissions, queries, references, None, views))
+        estimate = CostEstimate(judges=self.estimate_items(rubric, submissions, queries, references, None, views))
+        return estimate.at_batch_price() if batch else estimate
 
     async def _vote(
         self,

@@ -39,6 +39,17 @@ class CostEstimate(BaseModel):
     not measured."""
 
     judges: list[JudgeCostEstimate]
+    batch: bool = False  # priced at the batch APIs' price (`estimate_cost(batch=True)`)
+
+    def at_batch_price(self) -> CostEstimate:
+        """The same calls sent through the providers' batch APIs, at their price (half the live price)."""
+        from ..engine._batch import BATCH_PRICE
+
+        judges = [
+            j.model_copy(update={"cost_usd": None if j.cost_usd is None else j.cost_usd * BATCH_PRICE})
+            for j in self.judges
+        ]
+        return CostEstimate(judges=judges, batch=True)
 
     @property
     def total_usd(self) -> float | None:
@@ -83,7 +94,7 @@ class CostEstimate(BaseModel):
 
     def __str__(self) -> str:
         total = "unknown (no price for some model)" if self.total_usd is None else f"${self.total_usd:.4f}"
-        lines = [f"estimated cost: {total}{self._duration_text()}"]
+        lines = [f"estimated cost: {total}{' (batch price)' if self.batch else ''}{self._duration_text()}"]
         for j in self.judges:
             cost = "no price" if j.cost_usd is None else f"${j.cost_usd:.4f}"
             limits = ", ".join(f"{v:,.0f} {k}" for k, v in (("RPM", j.rpm), ("TPM", j.tpm)) if v)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from .._batching import Batching, BatchRetry, batchable
 from .._constants import DEFAULT_REASKS, GROUNDED_PREFILLED_MAX_TOKENS
 from .._errors import ConfigurationError
 from .._probabilities import expected_value
@@ -239,12 +240,16 @@ class LLMJudge(CommitsFirst):
         prompts: Sequence[str] | str | None = None,
         responses: Sequence[str] | str | None = None,
         references: Sequence[str | None] | None = None,
+        *,
+        batch: bool = False,
         **inputs: Any,
     ) -> CostEstimate:
         """Tokens and dollars this judge would spend on the batch (no call is made); conversations are counted as
-        the judge would read them. `inputs`: as `score`'s (conversations, data and its columns, target)."""
+        the judge would read them; `batch=True`: at the batch APIs' price. `inputs`: as `score`'s (conversations,
+        data and its columns, target)."""
         items = judged_items(prompts, responses, references, default_target=self.default_target, **inputs)
-        return CostEstimate(judges=[self.estimate_items(items)])
+        estimate = CostEstimate(judges=[self.estimate_items(items)])
+        return estimate.at_batch_price() if batch else estimate
 
     def preview(
         self,
@@ -328,12 +333,16 @@ class LLMJudge(CommitsFirst):
         target: Target | None = None,
         progress: bool | Progress = True,
         max_cost_usd: float | None = None,
+        batch: bool | Batching = False,
+        batch_retry: BatchRetry | None = None,
     ) -> JudgeResult:
         """Score every response, or every conversation (`conversations=`, or `data=` with `conversation_col=`:
         message lists in the OpenAI chat format or their JSON) under `target` ("last_turn", "whole",
         "each_turn"; default: `default_target`); works in scripts and inside a running event loop (Jupyter).
         `max_cost_usd` is the run's budget: no call starts that could take the spend past it, and the items
-        left are recorded as not run (error `budget: ...`), never raised."""
+        left are recorded as not run (error `budget: ...`), never raised. `batch=True` sends the calls through the
+        provider's batch API at half the price, resumable after a restart (`jw.resume_batch`); `batch_retry` says
+        how requests a batch left unanswered are resent ("live", the default, or "batch")."""
         return run_sync(
             self.ascore(
                 prompts,
@@ -348,9 +357,12 @@ class LLMJudge(CommitsFirst):
                 target=target,
                 progress=progress,
                 max_cost_usd=max_cost_usd,
+                batch=batch,
+                batch_retry=batch_retry,
             )
         )
 
+    @batchable
     async def ascore(
         self,
         prompts: Sequence[str] | str | None = None,
@@ -366,6 +378,8 @@ class LLMJudge(CommitsFirst):
         target: Target | None = None,
         progress: bool | Progress = True,
         max_cost_usd: float | None = None,
+        batch: bool | Batching = False,
+        batch_retry: BatchRetry | None = None,
     ) -> JudgeResult:
         """Async twin of `score`."""
         items = judged_items(
@@ -384,7 +398,13 @@ class LLMJudge(CommitsFirst):
         self.check()
         self.check_items(items)
         async with run_scope(
-            progress, len(items), f"judging ({self.display_name})", max_cost_usd=max_cost_usd, makers=[self]
+            progress,
+            len(items),
+            f"judging ({self.display_name})",
+            max_cost_usd=max_cost_usd,
+            makers=[self],
+            batch=batch,
+            batch_retry=batch_retry,
         ) as run:
             votes = await self.ajudge(items, run.session, run.progress)
         return JudgeResult(items=items, vote_list=votes, judge=self.display_name, provenance=provenance(self))

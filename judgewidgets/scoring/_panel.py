@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._batching import Batching, BatchRetry, batchable
 from .._errors import ConfigurationError, InputError
 from .._failures import is_not_run
 from .._progress import Progress
@@ -136,11 +137,15 @@ class LLMPanel:
         prompts: Sequence[str] | str | None = None,
         responses: Sequence[str] | str | None = None,
         references: Sequence[str | None] | None = None,
+        *,
+        batch: bool = False,
         **inputs: Any,
     ) -> CostEstimate:
-        """Tokens and dollars every judge would spend on the batch (no call is made); `inputs` as `score`'s."""
+        """Tokens and dollars every judge would spend on the batch (no call is made); `inputs` as `score`'s;
+        `batch=True`: at the batch APIs' price."""
         items = judged_items(prompts, responses, references, default_target=self.default_target, **inputs)
-        return CostEstimate(judges=self.estimate_items(items))
+        estimate = CostEstimate(judges=self.estimate_items(items))
+        return estimate.at_batch_price() if batch else estimate
 
     def estimate_items(self, items: Sequence[Item]) -> list[JudgeCostEstimate]:
         """Every judge's estimate for checked items, named as in the panel (no call is made)."""
@@ -163,11 +168,14 @@ class LLMPanel:
         target: Target | None = None,
         progress: bool | Progress = True,
         max_cost_usd: float | None = None,
+        batch: bool | Batching = False,
+        batch_retry: BatchRetry | None = None,
     ) -> PanelResult:
         """Every judge scores every response, or every conversation under `target` (as `LLMJudge.score`); works
         in scripts and inside a running loop (Jupyter). `max_cost_usd` is the run's budget over every judge: no
         call starts that could take the spend past it, and the votes left are recorded as not run (error
-        `budget: ...`; `summary()` counts them), never raised."""
+        `budget: ...`; `summary()` counts them), never raised. `batch=True`: every judge's calls through the
+        providers' batch APIs at half the price (see `LLMJudge.score`)."""
         return run_sync(
             self.ascore(
                 prompts,
@@ -182,9 +190,12 @@ class LLMPanel:
                 target=target,
                 progress=progress,
                 max_cost_usd=max_cost_usd,
+                batch=batch,
+                batch_retry=batch_retry,
             )
         )
 
+    @batchable
     async def ascore(
         self,
         prompts: Sequence[str] | str | None = None,
@@ -200,6 +211,8 @@ class LLMPanel:
         target: Target | None = None,
         progress: bool | Progress = True,
         max_cost_usd: float | None = None,
+        batch: bool | Batching = False,
+        batch_retry: BatchRetry | None = None,
     ) -> PanelResult:
         """Async twin of `score`."""
         items = judged_items(
@@ -217,7 +230,7 @@ class LLMPanel:
         )
         self.check()
         self.check_items(items)
-        return await self.ascore_items(items, None, progress, max_cost_usd)
+        return await self.ascore_items(items, None, progress, max_cost_usd, batch=batch, batch_retry=batch_retry)
 
     def check_items(self, items: Sequence[Item]) -> None:
         """InputError now for an item some judge cannot grade as configured (see `LLMJudge.check_items`)."""
@@ -232,6 +245,8 @@ class LLMPanel:
         session: CallSession | None,
         progress: bool | Progress,
         max_cost_usd: float | None = None,
+        batch: bool | Batching = False,
+        batch_retry: BatchRetry | None = None,
     ) -> PanelResult:
         """Score checked items, in a run of their own (with its budget) or within a caller's `session`."""
         total = len(items) * len(self.judges)
@@ -242,6 +257,8 @@ class LLMPanel:
             session=session,
             max_cost_usd=max_cost_usd,
             makers=[self],
+            batch=batch,
+            batch_retry=batch_retry,
         ) as run:
             per_judge = await asyncio.gather(
                 *(judge.ajudge(items, run.session, run.progress, name) for judge, name in zip(self.judges, self.names))

@@ -38,6 +38,7 @@ VOTE_COLUMNS = [
     "prompt_cache_write_tokens",
     "reasoning_tokens",
     "list_cost_usd",
+    "batch_id",
 ]
 # The token counts a provider may not report (None there): nullable integer columns.
 _SAID_COUNTS = ("prompt_cache_read_tokens", "prompt_cache_write_tokens", "reasoning_tokens")

@@ -92,9 +92,16 @@ def chat_view(params: dict[str, Any]) -> dict[str, Any]:
     return {**params, "messages": messages}
 
 
-def anthropic_message(params: dict[str, Any], content: str, message_id: str) -> dict[str, Any]:
-    """The Messages API answer to `params` with `content`: a forced tool (litellm's stand-in for a response schema)
-    is answered as that tool's input, parsed from `content`; anything else as one text block. Tokens are words."""
+def anthropic_message(params: dict[str, Any], content: str, message_id: str, billing: Any = None) -> dict[str, Any]:
+    """The Messages API answer to `params` with `content`, billed at the batch price to `billing` when given: the
+    test server's own Messages answer (`testing/_anthropic.py`) where it exists, else a minimal one (a forced tool
+    answered as that tool's input, parsed from `content`; anything else one text block; tokens are words)."""
+    try:
+        from ._anthropic import anthropic_message_body
+    except ImportError:  # pragma: no cover - the minimal answer below, until the Messages route lands
+        pass
+    else:
+        return anthropic_message_body(params, content, message_id=message_id, billing=billing, batch=True)
     view = chat_view(params)
     tool = (params.get("tool_choice") or {}).get("name") if isinstance(params.get("tool_choice"), dict) else None
     block: dict[str, Any]
@@ -126,9 +133,10 @@ def _anthropic_error(kind: str, message: str) -> dict[str, Any]:
 class BatchService:
     """Files and batches of one running server, their routes, and `counts` of the requests each route got."""
 
-    def __init__(self, responder: Responder, plan: BatchPlan) -> None:
+    def __init__(self, responder: Responder, plan: BatchPlan, billing: Any = None) -> None:
         self.responder = responder
         self.plan = plan
+        self.billing = billing  # the server's bill (its stats'), charged at the batch price
         self.counts: Counter[str] = Counter()
         self.files: dict[str, tuple[dict[str, Any], bytes]] = {}
         self.batches: dict[str, _Batch] = {}
@@ -153,7 +161,8 @@ class BatchService:
         app.router.add_get("/v1/messages/batches/{id}/results", self.message_batch_results)
         app.router.add_post("/v1/messages/batches/{id}/cancel", self.cancel_message_batch)
         app.router.add_delete("/v1/messages/batches/{id}", self.delete_message_batch)
-        app.router.add_post("/v1/messages", self.messages)
+        if not any(getattr(r, "canonical", None) == "/v1/messages" for r in app.router.resources()):
+            app.router.add_post("/v1/messages", self.messages)  # a server without its own Messages route
 
     # -- shared -----------------------------------------------------------------------------------------------
 
@@ -235,7 +244,7 @@ class BatchService:
         return {
             "custom_id": custom_id,
             "outcome": "succeeded",
-            "message": anthropic_message(params, content, self._id("msg_")),
+            "message": anthropic_message(params, content, self._id("msg_"), self.billing),
         }
 
     # -- OpenAI: files --------------------------------------------------------------------------------------
@@ -542,7 +551,7 @@ class BatchService:
         content, status, kind, message = self._answer("anthropic", chat_view(params))
         if content is None:
             return web.json_response(_anthropic_error(kind, message), status=status)
-        return web.json_response(anthropic_message(params, content, self._id("msg_")))
+        return web.json_response(anthropic_message(params, content, self._id("msg_"), self.billing))
 
 
 def _root(request: web.Request) -> str:

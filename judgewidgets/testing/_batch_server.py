@@ -24,6 +24,7 @@ class _BatchChatService(ChatService):
     def __init__(self, config: ServerConfig, batches: BatchService) -> None:
         super().__init__(config)
         self.batches = batches
+        batches.billing = getattr(self.stats, "billing", None)
 
     def app(self) -> web.Application:
         app = super().app()
