@@ -32,6 +32,7 @@ from . import (
 )
 from ._batching import Batching, aresume_batch, batches, cancel_batch, resume_batch
 from ._errors import (
+    CallsFailedWarning,
     ConfigurationError,
     InputError,
     JudgeCallError,
@@ -139,6 +140,7 @@ __all__ = [
     "CallCache",
     "CallFailure",
     "Caller",
+    "CallsFailedWarning",
     "Cascade",
     "CascadeResult",
     "CascadeTargetPicker",

@@ -23,6 +23,11 @@ called. Run-time failures (`JudgeCallError`, `ParseError`) are recorded on the v
 batch never loses its other rows; they are raised only by single-call helpers: the readers of a judge's answer
 (`Template.read`, `PairwiseJudge.read`) raise `ParseError`, which is also a `ValueError`.
 `CallFailure` is defined in `judgewidgets.engine` (it carries the engine's classification of the failure).
+
+One warning, not an exception: `CallsFailedWarning` (a `UserWarning`) says after a run that some of its calls
+failed, "3 of 8 calls failed: <the most common error>", the line the result's HTML and text also start with.
+Jupyter shows it under the cell; `warnings.filterwarnings("ignore", category=jw.CallsFailedWarning)` silences it,
+`"error"` makes a script stop on it.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from typing import Any
 from pydantic import ValidationError
 
 __all__ = [
+    "CallsFailedWarning",
     "ConfigurationError",
     "InputError",
     "JudgeCallError",
@@ -116,6 +122,11 @@ class RegressionError(JudgeWidgetsError, AssertionError):
         super().__init__(message)
         self.failures = failures
         self.worst = worst
+
+
+class CallsFailedWarning(UserWarning):
+    """Some calls of a run failed (their votes are recorded, unscored): "N of M calls failed: <the most common
+    error>". Warned once after every run method that had failures, of every result kind; filter it by category."""
 
 
 def configuration_error(what: str, error: ValidationError) -> ConfigurationError:

@@ -3,21 +3,40 @@
 A vote's `error` keeps the full text (`infrastructure: AuthenticationError: ... (HTTP 401)`); `failure_cause`
 names its kind (key refused, connection refused, rate limited, ...), and `judge_failures` sums the failed votes
 per judge with the first error, so a run can report one line per judge and decide whether it failed.
+
+`calls_failed_line` is the one rule for telling a user that calls of a run failed ("3 of 8 calls failed: <the most
+common error>"), and `warn_calls_failed` says it as a `CallsFailedWarning` after the run; every result kind starts
+its HTML and text with the same line (`_saved.Keepable`).
 """
 
 from __future__ import annotations
 
 import re
+import warnings
+from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, Field
 
+from ._errors import CallsFailedWarning
 from ._records import Vote
 from .engine._budget import BUDGET_KIND
 
-__all__ = ["JudgeFailures", "failure_cause", "is_not_run", "judge_failures", "missing_key_variables", "not_run_count"]
+__all__ = [
+    "JudgeFailures",
+    "calls_failed_line",
+    "failure_cause",
+    "is_not_run",
+    "judge_failures",
+    "missing_key_variables",
+    "not_run_count",
+    "warn_calls_failed",
+]
 
 _HTTP_STATUS = re.compile(r"\(HTTP (\d{3})\)")
+# A call the engine did not send because another call of the run was answered with an error that ends them all
+# (a refused key, a spent quota): "not sent: openai/a answered another call of this run with: key refused ...".
+_ECHOED = re.compile(r"not sent: .*? with: ")
 # litellm: "Missing Anthropic API Key - A call is being made ..."; the openai SDK: "The api_key client option must
 # be set either by passing api_key to the client or by setting the OPENAI_API_KEY environment variable".
 _KEY_MISSING = re.compile(r"missing [\w ]{0,40}api[ _]key|api_key client option must be set", re.IGNORECASE)
@@ -25,6 +44,13 @@ _KEY_MISSING = re.compile(r"missing [\w ]{0,40}api[ _]key|api_key client option 
 # (substring of the error text, cause), the first match wins; litellm's and the fast path's exception names
 # are the same (see engine._openai_http._ERROR_NAMES), so one table reads both.
 _CAUSES: tuple[tuple[str, str], ...] = (
+    # The engine's own words first (engine/_faults.py): they lead the provider's message.
+    ("quota spent", "quota spent (not a rate limit: add credit or use another key)"),
+    ("key refused", "API key refused"),
+    ("unknown model", "unknown model (check the model name)"),
+    ("request too large", "request too large for the endpoint's limit"),
+    ("this request's own failure", "refused again and again while other calls were answered"),
+    ("overloaded", "provider overloaded"),
     ("AuthenticationError", "API key refused (401)"),
     ("PermissionDeniedError", "permission denied (403)"),
     ("RateLimitError", "rate limited (429)"),
@@ -136,6 +162,34 @@ def judge_failures(votes: Sequence[Vote], judges: Sequence[str]) -> list[JudgeFa
             )
         )
     return summaries
+
+
+def calls_failed_line(errors: Iterable[str | None]) -> str:
+    """`3 of 8 calls failed: <the most common error>` for the errors a run recorded (None: answered), or "" when
+    none failed. The most common error is the first one of the most common cause (`failure_cause`), so errors that
+    differ only in a request id count as one; other causes are counted after it. Calls the budget did not run are
+    no failure (nothing went wrong; `_saved.not_run_note` says those)."""
+    recorded = list(errors)
+    failed = [str(e) for e in recorded if e and not is_not_run(e)]
+    if not failed:
+        return ""
+    roots = [_ECHOED.sub("", e) for e in failed]  # a call not sent for another's error fails for that error
+    causes = Counter(failure_cause(r) for r in roots)
+    cause, count = causes.most_common(1)[0]  # ties: the cause met first
+    example = next(r for r in roots if failure_cause(r) == cause)
+    line = f"{len(failed)} of {len(recorded)} calls failed: {_shorten(example, 240)}"
+    if count < len(failed):
+        others = len(failed) - count
+        line += f" ({'once' if count == 1 else f'{count} times'}; {others} other error{'s' if others > 1 else ''})"
+    return line
+
+
+def warn_calls_failed(line: str) -> None:
+    """Warn `line` (from `calls_failed_line`) as a CallsFailedWarning, every time: a rerun that fails the same way
+    is warned again (Python shows a warning once per place, which would hide the second run's)."""
+    if line:
+        # No registry: each call is shown anew; the filters (category, "ignore", "error") still apply.
+        warnings.warn_explicit(line, CallsFailedWarning, "judgewidgets", 0, module="judgewidgets", registry=None)
 
 
 def missing_key_variables(model: str) -> list[str]:

@@ -2,20 +2,25 @@
 
 A result class extends `Keepable` (or `KeptFrame`, for a result that is a DataFrame) and implements the
 `Saveable` protocol (`_dump`, `_restore`); see `_runfiles` for the folder it is written to.
+
+A result kind that records its calls' errors says where (`_call_errors`); `Keepable` then starts its HTML and text
+with "N of M calls failed: ..." (`_failures.calls_failed_line`, the one rule), and a run method hands the result
+it returns to `reported`, which warns the same line (CallsFailedWarning).
 """
 
 from __future__ import annotations
 
+import html
 import math
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 from pydantic import BaseModel
 
-from ._failures import not_run_count
+from ._failures import calls_failed_line, not_run_count, warn_calls_failed
 from ._provenance import provenance
 from ._runfiles import Dump, write
 from ._tables import Columns, plain, record_columns
@@ -26,6 +31,8 @@ __all__ = [
     "Dump",
     "Keepable",
     "KeptFrame",
+    "column_errors",
+    "failed_html",
     "mean_or_nan",
     "not_run_count",
     "not_run_note",
@@ -34,13 +41,37 @@ __all__ = [
     "provenance",
     "record_columns",
     "record_rows",
+    "reported",
     "usage_of",
     "usage_of_table",
 ]
 
 
+K = TypeVar("K", bound="Keepable")
+
+
 class Keepable:
-    """`save` and `log_to_mlflow` for a result class that implements `Saveable`."""
+    """`save` and `log_to_mlflow` for a result class that implements `Saveable`, and the line that says how many
+    of its calls failed (`calls_failed`), at the top of its HTML and text."""
+
+    def _call_errors(self) -> Iterable[str | None]:
+        """One entry per call the run recorded: its error, None when answered. A kind that records none: empty."""
+        return ()
+
+    @property
+    def calls_failed(self) -> str:
+        """`3 of 8 calls failed: <the most common error>`, or "" when every call was answered (calls the budget
+        did not run are not failures). Warned after the run (CallsFailedWarning) and shown above the table."""
+        return calls_failed_line(self._call_errors())
+
+    def _noted_html(self, body: str) -> str:
+        """`body` (the result's HTML) under the calls-failed line, when some calls failed."""
+        return failed_html(self.calls_failed) + body
+
+    def _noted_text(self, body: str) -> str:
+        """`body` (the result's text) under the calls-failed line, when some calls failed."""
+        line = self.calls_failed
+        return f"{line}\n{body}" if line else body
 
     def save(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
         """Write this result to the folder `path` (Parquet tables and run.json); `jw.load(path)` reads it back.
@@ -62,7 +93,14 @@ class Keepable:
 class KeptFrame(Keepable, pd.DataFrame):
     """A result that is a DataFrame (a pipeline's table, a batch of pairwise comparisons): it behaves as any
     DataFrame, and derived frames keep the class; `provenance` lives in `attrs["provenance"]`. Subclasses
-    implement `_dump` and `_restore`."""
+    implement `_dump` and `_restore`; its HTML and text start with the calls-failed line when calls failed."""
+
+    def __repr__(self) -> str:
+        return self._noted_text(super().__repr__())
+
+    def _repr_html_(self) -> str | None:
+        body = super()._repr_html_()
+        return None if body is None else self._noted_html(body)
 
     @property
     def _constructor(self) -> type[KeptFrame]:
@@ -132,11 +170,32 @@ def not_run_note(errors: Iterable[str | None], what: str = "votes") -> str:
 
 
 def noted_html(table: pd.DataFrame, errors: Iterable[str | None], what: str = "votes") -> str:
-    """A result's table as HTML, under a line saying how many of its calls the budget did not run."""
+    """A result's table as HTML, under the line saying how many of its calls failed and the one saying how many the
+    budget did not run."""
+    errors = list(errors)
+    failed = calls_failed_line(errors)
     note = not_run_note(errors, what)
-    return (f"<p><b>{note}</b>; a rerun with a larger budget pays only for them.</p>" if note else "") + (
-        table._repr_html_() or ""
-    )
+    budget = f"<p><b>{note}</b>; a rerun with a larger budget pays only for them.</p>" if note else ""
+    return failed_html(failed) + budget + (table._repr_html_() or "")
+
+
+def column_errors(frame: pd.DataFrame, *columns: str) -> list[str | None]:
+    """The errors a table records in `columns` (those it has), one per cell: the text, None where there is none."""
+    return [e if isinstance(e, str) and e else None for c in columns if c in frame.columns for e in frame[c]]
+
+
+def failed_html(line: str) -> str:
+    """The calls-failed line as the paragraph a result's HTML starts with ("" for no line)."""
+    if not line:
+        return ""
+    return f'<p class="judgewidgets-calls-failed" style="color:#b00"><b>{html.escape(line)}</b></p>'
+
+
+def reported(result: K) -> K:
+    """`result`, once its run has warned how many of its calls failed (CallsFailedWarning; nothing when none did).
+    Every run method returns its result through here, so a script, `%%judge` and the builder all warn the same."""
+    warn_calls_failed(result.calls_failed)
+    return result
 
 
 def mean_or_nan(values: Iterable[float | None]) -> float:

@@ -9,7 +9,7 @@ from .._errors import ConfigurationError
 from .._progress import Progress
 from .._records import Item, judged_items
 from .._runner import run_sync
-from .._saved import provenance
+from .._saved import provenance, reported
 from ..engine import CallSession
 from ..scoring._judge import LLMJudge
 from ..scoring._panel import LLMPanel
@@ -119,7 +119,7 @@ class AspectEvaluator:
         """Async twin of `evaluate`."""
         items = judged_items(prompts, responses, references, **conversations)
         self.check()
-        return await self.aevaluate_items(items, None, progress, max_cost_usd)
+        return reported(await self.aevaluate_items(items, None, progress, max_cost_usd))
 
     async def aevaluate_items(
         self,

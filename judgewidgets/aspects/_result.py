@@ -178,5 +178,12 @@ class AspectResult(Keepable):
             .properties(title="Aspect scores per item (ticks: pass thresholds)")
         )
 
+    def _call_errors(self) -> list[str | None]:
+        return [v.error for v in self.panel.vote_list]
+
+    def __repr__(self) -> str:
+        head = f"AspectResult: {len(self.aspects)} aspects on {len(self.items)} items"
+        return self._noted_text(f"{head}\n{self.to_df()!r}")
+
     def _repr_html_(self) -> str:
-        return self.to_df()._repr_html_()
+        return self._noted_html(self.to_df()._repr_html_())

@@ -19,7 +19,7 @@ from .._errors import ConfigurationError, InputError
 from .._progress import Progress
 from .._run import run_scope
 from .._runner import run_sync
-from .._saved import provenance
+from .._saved import provenance, reported
 from ..engine import CallSession
 from ._bounds import _check_level, minimum_rows
 from ._calibrate import fit_cascade
@@ -406,12 +406,14 @@ class Cascade:
             table["agrees"] = [
                 None if d is None or lab is None else d[1].verdict == lab for d, lab in zip(decided, labels)
             ]
-        return CascadeResult(
-            table=table,
-            judgments=pd.DataFrame(judgments, columns=JUDGMENT_COLUMNS),
-            calibration=calibration,
-            label_column=column if labels is not None else None,
-            provenance=provenance(self),
+        return reported(
+            CascadeResult(
+                table=table,
+                judgments=pd.DataFrame(judgments, columns=JUDGMENT_COLUMNS),
+                calibration=calibration,
+                label_column=column if labels is not None else None,
+                provenance=provenance(self),
+            )
         )
 
     def _calibrated(self) -> Calibration:

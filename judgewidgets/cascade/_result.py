@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from .._saved import Dump, Keepable, usage_of_table
+from .._saved import Dump, Keepable, column_errors, usage_of_table
 from ._calibration import Calibration, calibration_from, calibration_parts
 
 if TYPE_CHECKING:
@@ -191,4 +191,10 @@ class CascadeResult(Keepable):
             f"<p><b>Cascade</b>: {s['decided']} of {s['items']} items decided ({s['coverage']:.1%} coverage), "
             f"{s['abstained']} abstained.{agreement}{saved}<br>Guarantee: {html.escape(s['guarantee'])}.</p>"
         )
-        return head + self.stages().round(4)._repr_html_()
+        return self._noted_html(head + self.stages().round(4)._repr_html_())
+
+    def _call_errors(self) -> list[str | None]:
+        return column_errors(self.judgments, "error")
+
+    def __repr__(self) -> str:
+        return self._noted_text(f"CascadeResult: {len(self.table)} items\n{self.table!r}")

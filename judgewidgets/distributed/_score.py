@@ -12,6 +12,7 @@ import pandas as pd
 from .._errors import ConfigurationError, InputError
 from .._progress import Progress, make_progress
 from .._records import Vote, build_items
+from .._saved import reported
 from ..scoring._panel import LLMPanel
 from ..scoring._results import PanelResult
 from ._ray import RayRunner
@@ -102,8 +103,10 @@ def run(
         raise RuntimeError(f"shards never finished: {', '.join(lost)}")
     order = {name: i for i, name in enumerate(panel.names)}
     votes = sorted(chain.from_iterable(done.values()), key=lambda v: (order[v.judge], v.item))
-    return PanelResult(
-        items=items, vote_list=votes, judges=panel.names, weights=panel.weights, explaining=panel.explaining
+    return reported(
+        PanelResult(
+            items=items, vote_list=votes, judges=panel.names, weights=panel.weights, explaining=panel.explaining
+        )
     )
 
 

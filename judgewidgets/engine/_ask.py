@@ -69,6 +69,7 @@ class Answer(Generic[T]):
             prompt_cache_write_tokens=said_sum(c.prompt_cache_write_tokens for c in self.spent),
             reasoning_tokens=said_sum(c.reasoning_tokens for c in self.spent),
             list_cost_usd=known_sum(c.list_cost_usd for c in self.spent) if answered else None,
+            batch_id=next((c.batch_id for c in reversed(self.spent) if c.batch_id), None),
         )
 
     @property

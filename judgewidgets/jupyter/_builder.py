@@ -409,5 +409,13 @@ class PanelBuilder:
             self.status.value = f"<span style='color:#b00'>{type(error).__name__}: {error}</span>"
             return
         self.status.value = f"done: {len(self.model.table())} rows"
+        calls_failed = getattr(self.model.result, "calls_failed", "")
+        if calls_failed:  # where the user looks: the status line and above the table (a warning here has no cell)
+            from IPython.display import HTML
+
+            from .._saved import failed_html
+
+            self.status.value += f"; <span style='color:#b00'>{html.escape(calls_failed)}</span>"
+            self.output.append_display_data(HTML(failed_html(calls_failed)))
         self.output.append_display_data(self.model.table())
         self.output.append_display_data(self.model.chart())

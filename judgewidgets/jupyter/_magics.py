@@ -275,6 +275,11 @@ class JudgeMagics(Magics):
             self._shell.user_ns[args.out] = result
             if estimates:
                 self._shell.user_ns[f"{args.out}_estimates"] = estimates
+        calls_failed = getattr(result, "calls_failed", "")
+        if calls_failed:  # above the table, as the result's own HTML has it (warned too, under the cell)
+            from .._saved import failed_html
+
+            display({"text/plain": calls_failed, "text/html": failed_html(calls_failed)}, raw=True)
         display(table)
         failures = _failures(result)
         if failures is not None:

@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from .._errors import InputError
-from .._saved import Dump, KeptFrame
+from .._saved import Dump, KeptFrame, column_errors
 from ..engine import Usage
 from ._records import (
     PairItem,
@@ -25,6 +25,9 @@ TEXT_COLUMNS = ("question", "response_a", "response_b", "reference")
 class PairwiseTable(KeptFrame):
     """What `compare_many` returns: a DataFrame, one row per comparison (see `PairwiseJudge.compare_many`), whose
     `attrs["verdicts"]` holds every order's verdict; it can be saved (`save`) and logged (`log_to_mlflow`)."""
+
+    def _call_errors(self) -> list[str | None]:
+        return column_errors(self, "error")
 
     def _dump(self) -> Dump:
         """The table and its verdicts; the headline is a's win rate (win 1, tie ½), ties and consistency."""

@@ -23,7 +23,7 @@ from .._progress import Progress, counted
 from .._records import Item, Vote
 from .._run import run_scope
 from .._runner import run_sync
-from .._saved import provenance
+from .._saved import provenance, reported
 from ..conversations import fit_to_context
 from ..conversations._render import JudgedConversation, judged_text, pair_blocks, pair_material, shares_history
 from ..engine import Answer, CallCache, Caller, CallSession, CallSettings, RetryPolicy, Transport, Usage
@@ -661,7 +661,7 @@ class PairwiseJudge(CommitsFirst):
             makers=[self],
         ) as run:
             results = await self.acompare_items(items, run.session, run.progress)
-        return stamped(results_table(frame, results), provenance(self))
+        return reported(stamped(results_table(frame, results), provenance(self)))
 
     async def acompare_items(
         self, items: Sequence[PairItem], session: CallSession, progress: Progress, name: str | None = None

@@ -16,7 +16,7 @@ from .._failures import is_not_run
 from .._progress import Progress
 from .._run import run_scope
 from .._runner import run_sync
-from .._saved import Dump, Keepable, provenance, record_rows, usage_of
+from .._saved import Dump, Keepable, provenance, record_rows, reported, usage_of
 from ..engine import CallSession, Usage
 from ..scoring import CostEstimate, JudgeCostEstimate
 from ..scoring._aggregate import check_weights
@@ -369,4 +369,4 @@ class PairwisePanel:
             kept = kept.assign(pair_id=np.arange(len(kept)))
         out = pd.concat([kept, table], axis=1)
         out.attrs["verdicts"] = verdict_rows(frame, results).to_dict("records")  # plain records: concat-safe
-        return stamped(out, provenance(self))
+        return reported(stamped(out, provenance(self)))

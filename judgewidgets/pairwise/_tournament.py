@@ -15,7 +15,7 @@ from .._progress import Progress
 from .._records import _as_text_list
 from .._run import run_scope
 from .._runner import run_sync
-from .._saved import Dump, Keepable, provenance, usage_of_table
+from .._saved import Dump, Keepable, column_errors, provenance, reported, usage_of_table
 from ..conversations import Conversation, check_target, judged_views, parse_conversations
 from ..conversations._render import JudgedConversation
 from ..conversations._targets import last_user_text
@@ -99,13 +99,20 @@ class TournamentResult(Keepable):
             provenance=dump.provenance,
         )
 
+    def _call_errors(self) -> list[str | None]:
+        return column_errors(self.matches, "error")
+
+    def __repr__(self) -> str:
+        head = f"TournamentResult: {self.format} tournament of {len(self.candidates)} candidates"
+        return self._noted_text(f"{head}\n{self.ranking!r}")
+
     def _repr_html_(self) -> str:
         shown = self.ranking[[c for c in RANKING_COLUMNS if c in self.ranking.columns]]
         head = (
             f"<p><b>{self.format}</b> tournament of {len(self.candidates)} candidates, "
             f"{self.comparisons} comparisons, rated by {self.rating}</p>"
         )
-        return head + shown.to_html(index=False, float_format=lambda v: f"{v:.3f}")
+        return self._noted_html(head + shown.to_html(index=False, float_format=lambda v: f"{v:.3f}"))
 
     @property
     def usage(self) -> Usage:
@@ -368,16 +375,18 @@ class Tournament:
         committing = any("reference_source" in row for row in rows)
         matches = pd.DataFrame(rows, columns=MATCH_COLUMNS + (COMMIT_COLUMNS if committing else []))
         ranking = self._rank(matches, names)
-        return TournamentResult(
-            ranking=ranking,
-            matches=matches,
-            candidates=names,
-            format=self.format.name,
-            rating=self.rating.name,
-            budget=budget,
-            stability=stability(matches, names),
-            questions=list(asked),
-            provenance=provenance(self),
+        return reported(
+            TournamentResult(
+                ranking=ranking,
+                matches=matches,
+                candidates=names,
+                format=self.format.name,
+                rating=self.rating.name,
+                budget=budget,
+                stability=stability(matches, names),
+                questions=list(asked),
+                provenance=provenance(self),
+            )
         )
 
     async def _play(self, proposal, asked, answers, refs, names, state, session, bar, rows, views=None) -> None:

@@ -31,7 +31,7 @@ from .._progress import Progress, counted
 from .._records import Item, _as_text_list, build_conversation_items, build_items
 from .._run import run_scope
 from .._runner import run_sync
-from .._saved import provenance
+from .._saved import provenance, reported
 from ..aspects import AspectEvaluator
 from ..conversations import Target, check_target
 from ..engine import Caller, CallSession, Usage
@@ -292,7 +292,7 @@ class EvaluationPipeline:
             per_stage = await asyncio.gather(*(counted(run.progress, one(n, s)) for n, s in self.stages.items()))
         table = self.combine(pipeline_items, dict(zip(self.stages, per_stage)), committed)
         table.attrs["provenance"] = provenance(self)
-        return table
+        return reported(table)
 
     async def _commit(self, items: Sequence[PipelineItem], session: CallSession) -> list[Committed | None]:
         """What committing first gave each item (None everywhere when the pipeline does not commit first)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .._saved import Dump, KeptFrame, mean_or_nan
+from .._saved import Dump, KeptFrame, column_errors, mean_or_nan
 
 if TYPE_CHECKING:
     from ..engine import Usage
@@ -20,6 +20,9 @@ class PipelineTable(KeptFrame):
     def stages(self) -> list[str]:
         """The stages' names (each has a score column, `<stage>_error` and `<stage>_detail`)."""
         return [str(c)[: -len("_error")] for c in self.columns if str(c).endswith("_error")]
+
+    def _call_errors(self) -> list[str | None]:
+        return column_errors(self, *(f"{stage}_error" for stage in self.stages))
 
     @property
     def usage(self) -> Usage:

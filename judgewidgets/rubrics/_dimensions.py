@@ -31,7 +31,7 @@ from .._progress import Progress
 from .._records import _as_text_list, build_conversation_items
 from .._run import run_scope
 from .._runner import run_sync
-from .._saved import Dump, Keepable, mean_or_nan, plain, provenance, usage_of
+from .._saved import Dump, Keepable, mean_or_nan, plain, provenance, reported, usage_of
 from ..conversations import Target
 from ..conversations._render import JudgedConversation
 from ..engine import CallSession, Usage
@@ -492,7 +492,7 @@ class LeveledRubric:
                 )
             )
         made_by = provenance({"rubric": self, "grader": grader})
-        return LeveledResult([self.report(r) for r in reports], list(texts), list(queries), made_by)
+        return reported(LeveledResult([self.report(r) for r in reports], list(texts), list(queries), made_by))
 
 
 def leveled_records(reports: Sequence[LeveledReport]) -> dict[str, list[dict[str, Any]]]:
@@ -596,8 +596,14 @@ class LeveledResult(Keepable):
             rows.append(row)
         return pd.DataFrame(rows)
 
+    def _call_errors(self) -> list[str | None]:
+        return [v.error for r in self.reports for v in r.report.vote_list]
+
+    def __repr__(self) -> str:
+        return self._noted_text(f"LeveledResult: {len(self.reports)} submissions\n{self.to_df()!r}")
+
     def _repr_html_(self) -> str:
-        return self.to_df()._repr_html_()
+        return self._noted_html(self.to_df()._repr_html_())
 
 
 def as_grader(grader: CriterionGrader | str | LLMJudge | Sequence[str | LLMJudge]) -> CriterionGrader:

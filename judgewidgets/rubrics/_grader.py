@@ -18,7 +18,7 @@ from .._progress import Progress, counted
 from .._records import Item, _as_text_list, build_conversation_items, check_encodable
 from .._run import run_scope
 from .._runner import run_sync
-from .._saved import provenance
+from .._saved import provenance, reported
 from ..conversations import Target, check_target, fit_to_context
 from ..conversations._render import JudgedConversation
 from ..engine import Answer, CallSession, Usage
@@ -343,15 +343,17 @@ class CriterionGrader:
                     for i, submission in enumerate(submissions)
                 )
             )
-        return GradingResult(
-            rubric=rubric,
-            criteria=self.effective(rubric),
-            reports=list(reports),
-            queries=queries,
-            submissions=submissions,
-            ground_truth=truth,
-            judge_ids=self.judge_ids,
-            provenance=provenance(self),
+        return reported(
+            GradingResult(
+                rubric=rubric,
+                criteria=self.effective(rubric),
+                reports=list(reports),
+                queries=queries,
+                submissions=submissions,
+                ground_truth=truth,
+                judge_ids=self.judge_ids,
+                provenance=provenance(self),
+            )
         )
 
     async def _grade_item(

@@ -286,6 +286,12 @@ class GradingResult(Keepable):
         """How many criterion votes the run's budget (`max_cost_usd`) left unjudged (error `budget: ...`)."""
         return not_run_count(v.error for v in self.vote_list)
 
+    def _call_errors(self) -> list[str | None]:
+        return [v.error for v in self.vote_list]
+
+    def __repr__(self) -> str:
+        return self._noted_text(f"GradingResult: {len(self.reports)} submissions\n{self.to_df()!r}")
+
     def _repr_html_(self) -> str:
         return noted_html(self.to_df(), (v.error for v in self.vote_list))
 

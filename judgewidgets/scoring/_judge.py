@@ -16,7 +16,7 @@ from .._progress import Progress, counted
 from .._records import Item, Vote, judged_items
 from .._run import run_scope
 from .._runner import run_sync
-from .._saved import provenance
+from .._saved import provenance, reported
 from ..conversations import Target, check_target, fit_to_context
 from ..engine import CallCache, Caller, CallSession, CallSettings, RetryPolicy, Transport, TransportChoice, Usage
 from ..engine._request import masked, request_text
@@ -407,7 +407,7 @@ class LLMJudge(CommitsFirst):
             batch_retry=batch_retry,
         ) as run:
             votes = await self.ajudge(items, run.session, run.progress)
-        return JudgeResult(items=items, vote_list=votes, judge=self.display_name, provenance=provenance(self))
+        return reported(JudgeResult(items=items, vote_list=votes, judge=self.display_name, provenance=provenance(self)))
 
     async def ajudge(
         self, items: Sequence[Item], session: CallSession, progress: Progress, name: str | None = None

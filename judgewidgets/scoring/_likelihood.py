@@ -43,7 +43,7 @@ from .._progress import Progress, counted
 from .._records import Item, Vote, judged_items
 from .._run import run_scope
 from .._runner import run_sync
-from .._saved import provenance
+from .._saved import provenance, reported
 from ..conversations import Target, check_target, fit_to_context
 from ..conversations._render import JudgedConversation, chat_turns
 from ..engine import CallCache, Caller, CallSession, CallSettings, RetryPolicy, Transport, TransportChoice, Usage
@@ -389,7 +389,7 @@ class LikelihoodJudge:
         self.check()
         async with run_scope(progress, len(items), f"reading likelihoods ({self.display_name})") as run:
             votes = await self.ajudge(items, run.session, run.progress)
-        return JudgeResult(items=items, vote_list=votes, judge=self.display_name, provenance=provenance(self))
+        return reported(JudgeResult(items=items, vote_list=votes, judge=self.display_name, provenance=provenance(self)))
 
     # --- cost --------------------------------------------------------------------------------------------------
 

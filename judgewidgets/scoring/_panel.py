@@ -13,7 +13,7 @@ from .._progress import Progress
 from .._records import Item, Vote, build_items, judged_items
 from .._run import run_scope
 from .._runner import run_sync
-from .._saved import provenance
+from .._saved import provenance, reported
 from ..conversations import Target, check_target
 from ..engine import CallSession
 from ..templates import Template
@@ -230,7 +230,9 @@ class LLMPanel:
         )
         self.check()
         self.check_items(items)
-        return await self.ascore_items(items, None, progress, max_cost_usd, batch=batch, batch_retry=batch_retry)
+        return reported(
+            await self.ascore_items(items, None, progress, max_cost_usd, batch=batch, batch_retry=batch_retry)
+        )
 
     def check_items(self, items: Sequence[Item]) -> None:
         """InputError now for an item some judge cannot grade as configured (see `LLMJudge.check_items`)."""
@@ -331,13 +333,15 @@ class LLMPanel:
         ]
         votes.sort(key=lambda v: (v.item, self.names.index(v.judge)))
         items = [Item(prompt=p, response=text or "") for p, (text, _) in zip(prompts, generated)]
-        return PanelResult(
-            items=items,
-            vote_list=votes,
-            judges=self.names,
-            weights=self.weights,
-            explaining=self.explaining,
-            provenance=provenance(self),
+        return reported(
+            PanelResult(
+                items=items,
+                vote_list=votes,
+                judges=self.names,
+                weights=self.weights,
+                explaining=self.explaining,
+                provenance=provenance(self),
+            )
         )
 
 

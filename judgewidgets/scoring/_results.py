@@ -203,10 +203,16 @@ class JudgeResult(Keepable):
         """How many items the run's budget (`max_cost_usd`) left unjudged (their error says `budget: ...`)."""
         return not_run_count(v.error for v in self.vote_list)
 
+    def _call_errors(self) -> list[str | None]:
+        return [v.error for v in self.vote_list]
+
     def summary(self) -> pd.DataFrame:
         """This judge's row of a panel's summary: calls, mean score, failures, tokens of each kind, cost as billed
         and at list price, median latency and cache hits (`usage_summary`)."""
         return usage_summary(self.votes.assign(attempts=[v.attempts for v in self.vote_list]), [self.judge])
+
+    def __repr__(self) -> str:
+        return self._noted_text(f"JudgeResult: {self.judge} on {len(self.items)} items\n{self.to_df()!r}")
 
     def _repr_html_(self) -> str:
         return noted_html(self.to_df(), (v.error for v in self.vote_list), "items")
@@ -386,6 +392,17 @@ class PanelResult(Keepable):
         from ._chart import panel_chart
 
         return panel_chart(self.votes, pd.DataFrame(_item_columns(self.items)), self.judges)
+
+    def _call_errors(self) -> list[str | None]:
+        return [v.error for v in self.vote_list]
+
+    def __repr__(self) -> str:
+        import warnings
+
+        head = f"PanelResult: {len(self.judges)} judges on {len(self.items)} items"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # items no judge scored: the line above says why
+            return self._noted_text(f"{head}\n{self.to_df()!r}")
 
     def _repr_html_(self) -> str:
         return noted_html(self.to_df(), (v.error for v in self.vote_list))

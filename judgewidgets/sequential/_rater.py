@@ -20,7 +20,7 @@ from .._records import Item, Vote, build_conversation_items, build_items, judged
 from .._review import failure_kind
 from .._run import run_scope
 from .._runner import run_sync
-from .._saved import provenance
+from .._saved import provenance, reported
 from ..conversations import Target, check_target
 from ..conversations._render import JudgedConversation, history_block, judged_text, reply_block
 from ..engine import CallSession
@@ -349,7 +349,7 @@ class SequentialRater:
             frame.insert(1 + position, name, values)
         frame.results = results
         frame.attrs["provenance"] = provenance(self)
-        return frame
+        return reported(frame)
 
     def estimate_cost(
         self,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
-from .._saved import Dump, Keepable, KeptFrame, mean_or_nan, plain, usage_of_table
+from .._saved import Dump, Keepable, KeptFrame, column_errors, mean_or_nan, plain, usage_of_table
 from ..engine import Usage
 
 if TYPE_CHECKING:
@@ -164,6 +164,11 @@ class SequentialFrame(KeptFrame):
     @property
     def _constructor(self) -> type[SequentialFrame]:
         return SequentialFrame
+
+    def _call_errors(self) -> list[str | None]:
+        """Every judgment's error (the traces), or per item when the table has lost its results."""
+        traces = self.traces
+        return column_errors(traces, "error") if len(traces) else column_errors(self, "error")
 
     def _dump(self) -> Dump:
         """The table, every item's rating as a record and their traces stacked (with `item`); the headline is the
