@@ -28,7 +28,7 @@ from .._errors import ConfigurationError, JudgeCallError
 from ._batch_api import BatchAPI, BatchState, Outcome, Target, batch_target
 from ._batch_store import BATCHES_FILE, BatchRecord, BatchStore, default_batch_store
 from ._cache import CallCache
-from ._litellm import cost_of, import_litellm, routed_model
+from ._litellm import import_litellm, routed_model
 from ._openai_http import ROUTING_KWARGS, chat_body, openai_endpoint, parse_completion
 from ._request import ChatRequest, Completion, compact_json
 
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from ._client import CallSession, CallSettings
 
 __all__ = [
-    "BATCH_PRICE",
     "BatchRetry",
     "Batcher",
     "Batching",
@@ -48,9 +47,6 @@ __all__ = [
 
 logger = logging.getLogger("judgewidgets.engine")
 
-# What a batch costs against the same calls live: both providers bill batches at half the list price. The one
-# place the discount is applied (until the usage pricing knows batches itself).
-BATCH_PRICE = 0.5
 MAX_BATCH_REQUESTS = 50_000  # OpenAI's limit per batch file (Anthropic's is 100,000)
 MAX_BATCH_BYTES = 190 * 1024**2  # under OpenAI's 200 MB file and Anthropic's 256 MB batch
 BatchRetry = Literal["live", "batch"]
@@ -320,6 +316,8 @@ class Batcher:
         store.add_batch(record, [key for key, _ in chunk])
         api = BatchAPI.of(target)
         metadata = {"judgewidgets_run": self.run_id, "judgewidgets_batch": record.local_id}
+        # Interrupted on the way (Ctrl-C, a dead kernel), the record stays open: the next run finds the batch by its
+        # file (OpenAI) or, when the provider never named one, sends its requests again.
         try:
             if target.provider == "openai":
                 jsonl = b"".join(compact_json(line) + b"\n" for _, line in chunk)
@@ -328,7 +326,7 @@ class Batcher:
                 state = await api.create(file_id=file_id, metadata=metadata)
             else:
                 state = await api.create(requests=[line for _, line in chunk])
-        except BaseException:
+        except (ConfigurationError, JudgeCallError):  # refused: nothing to resume
             store.update(record.local_id, status="not submitted", collected=1)
             raise
         store.update(record.local_id, batch_id=state.batch_id, status=state.status)
@@ -483,33 +481,59 @@ _LITELLM_ONLY = ("json_mode", "stream")
 
 def batch_completion(provider: str, model: str, body: Any, batch_id: str) -> Completion:
     """A batch's answer read as a live call's is: a chat completion by the fast path's parser, a Messages message
-    as litellm reads one (text, or the forced tool's arguments for a response schema); priced at the batch price."""
+    as litellm reads one (text, or the forced tool's arguments for a response schema); priced by kind of token at
+    the batch price (`call_cost(batch=True)`), its list price beside it."""
     if provider == "openai":
-        completion = parse_completion(model, compact_json(body), 0.0)
+        completion = parse_completion(model, compact_json(body), 0.0, batch=True)
     else:
-        completion = anthropic_completion(model, body)
-    cost = completion.cost_usd
-    return replace(completion, cost_usd=None if cost is None else cost * BATCH_PRICE, batch_id=batch_id)
+        completion = anthropic_completion(model, body, batch=True)
+    return replace(completion, batch_id=batch_id)
 
 
-def anthropic_completion(model: str, message: Any) -> Completion:
-    """A Completion from an Anthropic Messages `message` (the body of a live answer or a batch result's message)."""
+# Anthropic's stop reasons as litellm names them (OpenAI's finish reasons).
+_FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "tool_use": "tool_calls"}
+
+
+def anthropic_completion(model: str, message: Any, *, batch: bool = False) -> Completion:
+    """A Completion from an Anthropic Messages `message` (a batch result's): its text (or, with no text, the forced
+    tool's arguments, litellm's stand-in for a response schema), thinking apart, and its usage priced by kind
+    (cache reads and writes in the prompt tokens, as litellm counts them)."""
+    from ._prices import call_cost, list_cost
+
     blocks = message.get("content") or []
     text = "".join(str(b.get("text") or "") for b in blocks if b.get("type") == "text")
     if not text:
         tool = next((b for b in blocks if b.get("type") == "tool_use"), None)
         if tool is not None:
             text = json.dumps(tool.get("input"))
+    thinking = "".join(str(b.get("thinking") or "") for b in blocks if b.get("type") == "thinking") or None
     usage = message.get("usage") or {}
+    read = usage.get("cache_read_input_tokens")
+    write = usage.get("cache_creation_input_tokens")
+    write_1h = (usage.get("cache_creation") or {}).get("ephemeral_1h_input_tokens")
     prompt = usage.get("input_tokens")
     if prompt is not None:
-        prompt += int(usage.get("cache_read_input_tokens") or 0) + int(usage.get("cache_creation_input_tokens") or 0)
-    completion_tokens = usage.get("output_tokens")
+        prompt += int(read or 0) + int(write or 0)
+    output = usage.get("output_tokens")
+    cost = call_cost(
+        model,
+        prompt,
+        output,
+        cache_read_tokens=read,
+        cache_write_tokens=write,
+        cache_write_1h_tokens=write_1h,
+        batch=batch,
+    )
     return Completion(
         content=text,
         prompt_tokens=prompt,
-        completion_tokens=completion_tokens,
-        cost_usd=cost_of(model, prompt, completion_tokens),
+        completion_tokens=output,
+        cost_usd=cost,
+        prompt_cache_read_tokens=read,
+        prompt_cache_write_tokens=write,
+        list_cost_usd=list_cost(model, prompt, output),
+        finish_reason=_FINISH.get(str(message.get("stop_reason")), message.get("stop_reason")),
+        reasoning=thinking,
     )
 
 

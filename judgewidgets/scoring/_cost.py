@@ -43,10 +43,10 @@ class CostEstimate(BaseModel):
 
     def at_batch_price(self) -> CostEstimate:
         """The same calls sent through the providers' batch APIs, at their price (half the live price)."""
-        from ..engine._batch import BATCH_PRICE
+        from ..engine._prices import BATCH_DISCOUNT
 
         judges = [
-            j.model_copy(update={"cost_usd": None if j.cost_usd is None else j.cost_usd * BATCH_PRICE})
+            j.model_copy(update={"cost_usd": None if j.cost_usd is None else j.cost_usd * BATCH_DISCOUNT})
             for j in self.judges
         ]
         return CostEstimate(judges=judges, batch=True)

@@ -44,6 +44,28 @@ def _live_calls(server: BatchTestServer, protocol: str) -> int:
     return server.stats.total + server.batch_counts["messages.create"]
 
 
+def _cut_off_once_submitted(server: BatchTestServer, judge: object) -> None:
+    """Run `judge.ascore(..., batch=True)` and cut it off (as Ctrl-C or a dead kernel would) once its batch is
+    created at the server and written down."""
+
+    async def run() -> None:
+        task = asyncio.get_running_loop().create_task(
+            judge.ascore(PROMPTS, RESPONSES, batch=True, progress=False)  # type: ignore[attr-defined]
+        )
+        for _ in range(600):
+            created = server.batch_counts["batches.create"] + server.batch_counts["messages.batches.create"]
+            if created or task.done():
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)  # the provider's answer read and its id written down
+        assert not task.done(), "the run ended before it could be cut off"
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(run())
+
+
 PROTOCOLS = ["openai", "anthropic"]
 
 
@@ -117,11 +139,7 @@ def test_a_restart_mid_batch_resumes_the_recorded_batch(protocol, tmp_path):
     with BatchTestServer(json_score(4), delay=30.0) as server:
         judge = _judge(server, protocol, CallCache(path))
 
-        async def cut_off() -> None:
-            with pytest.raises(asyncio.TimeoutError):
-                await asyncio.wait_for(judge.ascore(PROMPTS, RESPONSES, batch=True, progress=False), 1.5)
-
-        asyncio.run(cut_off())
+        _cut_off_once_submitted(server, judge)
         assert _created(server, protocol) == 1
         listed = jw.batches(tmp_path)
         assert listed["status"].iloc[0] in ("validating", "in_progress")
@@ -145,11 +163,7 @@ def test_resume_batch_rebuilds_the_result_after_a_restart(protocol, tmp_path, mo
         model = "openai/test" if protocol == "openai" else "anthropic/claude-3-5-haiku-latest"
         judge = jw.LLMJudge(model, template="likert", api_base=base, cache=str(path))
 
-        async def cut_off() -> None:
-            with pytest.raises(asyncio.TimeoutError):
-                await asyncio.wait_for(judge.ascore(PROMPTS, RESPONSES, batch=True, progress=False), 1.5)
-
-        asyncio.run(cut_off())
+        _cut_off_once_submitted(server, judge)
         batch_id = jw.batches(tmp_path)["batch_id"].iloc[0]
         assert b"sk-test-env" not in (tmp_path / "batches.sqlite").read_bytes()
         server.plan.delay = 0.0
@@ -163,11 +177,7 @@ def test_a_run_whose_arguments_hold_a_key_is_resumed_by_running_it_again(tmp_pat
     with BatchTestServer(json_score(4), delay=30.0) as server:
         judge = _judge(server, "openai", str(tmp_path / "calls.sqlite"))
 
-        async def cut_off() -> None:
-            with pytest.raises(asyncio.TimeoutError):
-                await asyncio.wait_for(judge.ascore(PROMPTS, RESPONSES, batch=True, progress=False), 1.0)
-
-        asyncio.run(cut_off())
+        _cut_off_once_submitted(server, judge)
         assert b"sk-test" not in (tmp_path / "batches.sqlite").read_bytes()
         with pytest.raises(ConfigurationError, match="run the same cell again"):
             jw.resume_batch(jw.batches(tmp_path)["batch_id"].iloc[0], tmp_path)
@@ -179,11 +189,7 @@ def test_cancel_batch_cancels_at_the_provider_and_the_rows_record_it(protocol, t
     with BatchTestServer(json_score(4), delay=30.0) as server:
         judge = _judge(server, protocol, CallCache(path))
 
-        async def cut_off() -> None:
-            with pytest.raises(asyncio.TimeoutError):
-                await asyncio.wait_for(judge.ascore(PROMPTS, RESPONSES, batch=True, progress=False), 1.0)
-
-        asyncio.run(cut_off())
+        _cut_off_once_submitted(server, judge)
         batch_id = jw.batches(tmp_path)["batch_id"].iloc[0]
         status = jw.cancel_batch(batch_id, tmp_path, api_key="sk-test")
         assert status in ("cancelling", "canceling")
@@ -221,3 +227,35 @@ def test_estimate_cost_at_the_batch_price():
     live = judge.estimate_cost(PROMPTS, RESPONSES)
     batched = judge.estimate_cost(PROMPTS, RESPONSES, batch=True)
     assert batched.batch and batched.total_usd == pytest.approx(live.total_usd * 0.5)
+
+
+def test_a_run_that_died_as_openai_named_its_batch_finds_it_by_its_file(tmp_path, monkeypatch):
+    """The process dies after the batch was created but before its id was written down: the next run looks the
+    batch up by the uploaded file it was made from, and creates none."""
+    from judgewidgets.engine._batch_api import BatchAPI
+
+    real_create = BatchAPI.create
+
+    async def created_then_killed(self, **kwargs):  # type: ignore[no-untyped-def]
+        await real_create(self, **kwargs)
+        raise asyncio.CancelledError  # as if the kernel died with the answer in flight
+
+    path = tmp_path / "calls.sqlite"
+    with BatchTestServer(json_score(4), delay=0.05) as server:
+        monkeypatch.setattr(BatchAPI, "create", created_then_killed)
+
+        async def cut_off() -> None:
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(
+                    _judge(server, "openai", CallCache(path)).ascore(PROMPTS, RESPONSES, batch=True, progress=False),
+                    1.0,
+                )
+
+        asyncio.run(cut_off())
+        listed = jw.batches(tmp_path)
+        assert listed["batch_id"].isna().all() and listed["status"].tolist() == ["uploaded"]
+        monkeypatch.setattr(BatchAPI, "create", real_create)
+        res = _judge(server, "openai", CallCache(path)).score(PROMPTS, RESPONSES, batch=True, progress=False)
+        assert res.votes["error"].isna().all() and res.votes["batch_id"].notna().all()
+        assert server.batch_counts["batches.create"] == 1 and server.batch_counts["batches.list"] == 1
+        assert server.batch_counts["files.create"] == 1 and server.stats.total == 0
