@@ -9,13 +9,22 @@ MAX_RETRY_DELAY_S = 8.0
 RETRY_JITTER = 0.25
 MAX_RETRY_AFTER_S = 60.0
 RETRYABLE_STATUS_CODES = frozenset({408, 409, 429})  # plus every 5xx
-# A rate-limited call is not a failure: it is retried, without a count, until its endpoint has answered nothing
-# for this long (a daily limit, a key with no quota left).
+# An overloaded endpoint (Anthropic's 529 `overloaded_error`, a 503, a gateway's 502 / 504) is waited out like a
+# rate limit, not retried twice and given up (engine/_faults.py has the table of answers).
+OVERLOAD_STATUS_CODES = frozenset({502, 503, 504, 529})
+# A rate-limited or overloaded call is not a failure: it is retried, without a count, until its endpoint has
+# answered nothing for this long (a daily limit does not pass) ...
 RATE_LIMIT_PATIENCE_S = 600.0
+# ... or until this one request was refused more than this many times, over at least this long, while its
+# endpoint answered other calls and refused none (OpenAI answers a request larger than the tokens-per-minute limit
+# with a 429 on every try; a real limit's `retry-after`, honoured, lets the request through).
+OWN_REFUSALS = 4
+OWN_REFUSAL_PATIENCE_S = 20.0
 
 # Pacing per endpoint (engine/_pacing.py).
 PACING_HEADROOM = 0.97  # of a known limit: what calls are paced at (our clock and the provider's differ a little)
-PROBE_WINDOW = 1  # calls in flight to an endpoint that has not answered yet (its answer may state the limits)
+PROBE_WINDOW = 1  # calls in flight to an endpoint that has not answered yet (its answer may state the limits) ...
+PROBE_HOLD_S = 1.0  # ... one more every this many seconds while none has (a hung first call holds no one back)
 SLOW_START_WINDOW = 16  # then, when it stated none: calls in flight, one more per answer ...
 SLOW_START_OPEN = 256  # ... until this many, when the endpoint counts as unlimited until it sends a 429
 RATE_LIMIT_PAUSE_S = 1.0  # the endpoint's pause after a 429 without `retry-after` (doubling while nothing answers)

@@ -79,12 +79,14 @@ class JudgeCallError(JudgeWidgetsError):
         attempts: int = 1,
         kind: str = "infrastructure",
         waited_s: float = 0.0,
+        fault: str | None = None,
     ) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.attempts = attempts
         self.kind = kind
         self.waited_s = waited_s  # seconds the call waited for its endpoint's rate limits
+        self.fault = fault  # the engine's name for the answer (engine/_faults.py: "quota_spent", "overloaded", ...)
 
     @property
     def recorded(self) -> str:

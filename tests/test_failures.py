@@ -32,7 +32,16 @@ from judgewidgets._records import Vote
         ("infrastructure: Timeout: no answer within 120 s", "timed out"),
         ("infrastructure: NotFoundError: model 'x' does not exist (HTTP 404)", "model or endpoint not found (404)"),
         ("infrastructure: APIError: teapot (HTTP 418)", "HTTP 418"),
-        ("infrastructure: ServiceUnavailableError: overloaded (HTTP 503)", "server unavailable (503)"),
+        ("infrastructure: ServiceUnavailableError: overloaded (HTTP 503)", "provider overloaded"),
+        ("infrastructure: ServiceUnavailableError: down for maintenance (HTTP 503)", "server unavailable (503)"),
+        (
+            "infrastructure: quota spent (not a rate limit: ...): RateLimitError: You exceeded",
+            "quota spent (not a rate limit: add credit or use another key)",
+        ),
+        (
+            "input: request too large (larger than ...): RateLimitError: Request too large for gpt-4o",
+            "the provider refused the input as given (not an outage: change the text or the model)",
+        ),
         ("parse: the judge returned an empty answer", "answers could not be read as a score"),
     ],
 )

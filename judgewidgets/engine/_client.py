@@ -11,13 +11,14 @@ from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from .._constants import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S, ESTIMATED_SCORE_TOKENS
+from .._constants import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S, ESTIMATED_SCORE_TOKENS, OWN_REFUSALS
 from .._errors import ConfigurationError, JudgeCallError
 from ._batch import Batcher
 from ._budget import Budget
 from ._cache import CallCache
-from ._litellm import CallFailure, classify, count_tokens, is_local_model
-from ._pacing import EndpointPacer, RateLimits, is_rate_limit, rate_limits
+from ._faults import Action, CallFailure, Fault, classify_failure
+from ._litellm import classify, count_tokens, is_local_model
+from ._pacing import EndpointPacer, RateLimits, rate_limits
 from ._request import ChatRequest, Completion, call_secrets, encoding_problem, redact
 from ._retry import RetryPolicy
 from ._routing import AutoTransport
@@ -86,6 +87,7 @@ class CallSession:
         self.caches: set[CallCache] = set()
         self.rate_limits = limits if limits is not None else rate_limits
         self.pacers: dict[int, EndpointPacer] = {}  # the endpoints this run called (for the progress read-out)
+        self._ended: dict[EndpointPacer, _Ended] = {}  # endpoints this run sends nothing more to, and why
 
     def pacer(self, request: ChatRequest, settings: CallSettings) -> EndpointPacer:
         """The pacer of the endpoint `request` goes to, told the user's tier when the settings give one."""
@@ -214,21 +216,28 @@ class CallSession:
             self.budget.settle(reservation, cost)
 
     async def _attempts(self, request: ChatRequest, settings: CallSettings, secrets: list[str]) -> Completion:
-        """Attempts until one is answered: each waits for its endpoint's pace; a rate limit is retried while the
-        endpoint makes progress, other failures as the retry policy says."""
+        """Attempts until one is answered: each waits for its endpoint's pace, and each failure is handled as its
+        fault says (engine/_faults.py): waited out endpoint-wide, retried, or final for the row or the endpoint."""
         policy = settings.retry
         transport = self.transport(settings.transport)
         pacer = self.pacer(request, settings)
         paced = getattr(transport, "paced", True) and not _answers_itself(request)
         started = time.monotonic()
         tokens: tuple[float, float] | None = None
-        failures = tries = 0
+        tries = failures = waits = 0
+        answers_before = pacer.answers  # to tell whether the endpoint answered other calls while this one waited
+        alone: _Refusals | None = None  # this request's refusals, while no other call of the endpoint is refused
         waited = 0.0
+
+        def ended() -> JudgeCallError | None:
+            end = self._ended.get(pacer)
+            return None if end is None else end.error(tries, waited)
+
         while True:
             if tokens is None and paced and pacer.counts_tokens:
                 tokens = _estimated_tokens(request)
             total, prompt = tokens or (0.0, 0.0)
-            ticket = await pacer.acquire(total, paced=paced, prompt_tokens=prompt)
+            ticket = await pacer.acquire(total, paced=paced, prompt_tokens=prompt, first=waits > 0, stop=ended)
             waited += ticket.waited_s
             tries += 1
             try:
@@ -237,39 +246,46 @@ class CallSession:
                 pacer.failed(ticket)
                 raise
             except Exception as exc:
-                failure = exc if isinstance(exc, CallFailure) else classify(exc)
-                if is_rate_limit(failure.status_code, str(failure)):
+                fault = classify_failure(exc if isinstance(exc, CallFailure) else classify(exc))
+                failure = fault.failure
+                hidden = call_secrets(request.params, secrets)
+                if fault.action is Action.WAIT:
+                    overload = fault.kind == "overloaded"
+                    delay = policy.delay(waits, failure.retry_after, self._rng)  # never a tight loop
                     retry_after = failure.retry_after
                     if retry_after is not None:
                         retry_after = min(retry_after, policy.max_retry_after)
-                    pacer.rate_limited(ticket, retry_after, failure.limits)
-                    if pacer.stalled_for(started) < policy.rate_limit_patience:
-                        continue
-                    raise JudgeCallError(
-                        redact(
-                            f"{failure} — rate limited: {pacer.label} answered nothing for "
-                            f"{policy.rate_limit_patience:g} s (RetryPolicy.rate_limit_patience); a daily limit or a "
-                            "spent quota does not pass with waiting",
-                            call_secrets(request.params, secrets),
-                        ),
-                        status_code=failure.status_code,
-                        attempts=tries,
-                        waited_s=waited,
-                    ) from None
+                    elif overload:
+                        retry_after = delay  # an overload without retry-after: the endpoint backs off too
+                    pacer.rate_limited(ticket, retry_after, failure.limits, overload=overload)
+                    alone = _Refusals.after(alone, pacer, time.monotonic())
+                    why = None
+                    if alone.own_failure(policy, pacer.answers > answers_before):
+                        why = (
+                            f"refused {alone.count} times in {alone.span_s:.0f} s while {pacer.label} answered "
+                            "other calls and refused none: this request's own failure (larger than a tokens-per-"
+                            "minute limit?), not a reason to wait"
+                        )
+                    elif pacer.stalled_for(started) >= policy.rate_limit_patience:
+                        why = (
+                            f"{pacer.label} answered nothing for {policy.rate_limit_patience:g} s "
+                            "(RetryPolicy.rate_limit_patience); a daily limit does not pass with waiting"
+                        )
+                    if why is not None:
+                        raise _call_error(fault, f"{fault.message()} — {why}", hidden, tries, waited) from None
+                    waits += 1
+                    await asyncio.sleep(delay)
+                    continue
                 pacer.failed(ticket)
-                refused = failure.fix is not None  # the request as given: another attempt gets the same answer
-                if refused or failures >= policy.max_retries or not policy.is_retryable(failure.status_code):
-                    message = f"{failure} — to fix: {failure.fix}" if refused else str(failure)
-                    raise JudgeCallError(
-                        redact(message, call_secrets(request.params, secrets)),
-                        status_code=failure.status_code,
-                        attempts=tries,
-                        kind="input" if refused else "infrastructure",
-                        waited_s=waited,
-                    ) from None
-                await asyncio.sleep(policy.delay(failures, failure.retry_after, self._rng))
-                failures += 1
-                continue
+                if fault.action is Action.END_ENDPOINT:
+                    end = self._ended.setdefault(pacer, _Ended(fault, redact(fault.message(), hidden), pacer.label))
+                    pacer.wake_all()
+                    raise end.error(tries, waited) from None
+                if fault.action is Action.RETRY and failures < policy.max_retries:
+                    await asyncio.sleep(policy.delay(failures, failure.retry_after, self._rng))
+                    failures += 1
+                    continue
+                raise _call_error(fault, fault.message(), hidden, tries, waited) from None
             pacer.answered(ticket, completion.limits, completion.prompt_tokens)
             if tries > 1 or waited:
                 return replace(completion, attempts=tries, waited_s=waited)
@@ -278,6 +294,67 @@ class CallSession:
     def flush(self) -> None:
         for cache in self.caches:
             cache.flush()
+
+
+@dataclass(frozen=True)
+class _Refusals:
+    """One request's refusals (429s, overloads) since its first, while its endpoint refused no other call."""
+
+    count: int
+    first_at: float
+    last_at: float
+    endpoint_refusals: int  # the endpoint's refusals and overloads at the last of them
+
+    @classmethod
+    def after(cls, before: _Refusals | None, pacer: EndpointPacer, now: float) -> _Refusals:
+        """The record once one more refusal came: a new one when another call was refused meanwhile."""
+        total = pacer.refusals + pacer.overloads
+        if before is None or total != before.endpoint_refusals + 1:
+            return cls(1, now, now, total)
+        return cls(before.count + 1, before.first_at, now, total)
+
+    @property
+    def span_s(self) -> float:
+        return self.last_at - self.first_at
+
+    def own_failure(self, policy: RetryPolicy, others_answered: bool) -> bool:
+        """Whether the refusals are this request's own: refused again and again, for long enough, while the
+        endpoint answered other calls and refused none of them (a request larger than a token limit)."""
+        return others_answered and self.count > OWN_REFUSALS and self.span_s >= policy.own_refusal_patience
+
+
+@dataclass(frozen=True)
+class _Ended:
+    """Why a run sends nothing more to an endpoint: the first answer no wait mends (a spent quota, a refused key,
+    an unknown model), told to every call of the run that was queued for it."""
+
+    fault: Fault
+    message: str  # redacted
+    label: str
+
+    def error(self, attempts: int, waited_s: float) -> JudgeCallError:
+        text = self.message
+        if attempts == 0:
+            text = f"{text} [not sent: {self.label} answered another call of this run so; it is sent nothing more]"
+        return JudgeCallError(
+            text,
+            status_code=self.fault.status_code,
+            attempts=attempts,
+            waited_s=waited_s,
+            fault=self.fault.kind,
+        )
+
+
+def _call_error(fault: Fault, message: str, hidden: list[str], attempts: int, waited_s: float) -> JudgeCallError:
+    """The JudgeCallError a vote records for a call that failed for good (keys redacted)."""
+    return JudgeCallError(
+        redact(message, hidden),
+        status_code=fault.status_code,
+        attempts=attempts,
+        kind="input" if fault.is_input else "infrastructure",
+        waited_s=waited_s,
+        fault=fault.kind,
+    )
 
 
 def _answers_itself(request: ChatRequest) -> bool:

@@ -10,7 +10,8 @@ from functools import lru_cache
 from types import ModuleType
 from typing import Any
 
-from .._errors import ConfigurationError, JudgeWidgetsError
+from .._errors import ConfigurationError
+from ._faults import CallFailure
 from ._limit_headers import LimitReading, provider_headers, read_limit_headers, retry_after_of
 from ._request import ChatRequest, Completion, token_logprobs
 
@@ -138,77 +139,6 @@ def cost_of(model: str, prompt_tokens: int | None, completion_tokens: int | None
     return call_cost(model, prompt_tokens, completion_tokens)
 
 
-class CallFailure(JudgeWidgetsError):
-    """One failed attempt, classified for the retry policy (a Transport raises it; the engine catches it).
-
-    `fix` is set when the request itself was refused (too long, against a content policy, invalid): it says
-    what to change, and such a failure is not retried.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        status_code: int | None,
-        retry_after: float | None = None,
-        limits: LimitReading | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.status_code = status_code
-        self.retry_after = retry_after
-        self.limits = limits  # what the answer's headers said about the endpoint's rate limits
-        self.fix = input_fix(status_code, message)
-
-
-# What a provider says when the request is longer than the model's context (OpenAI, Anthropic, vLLM, llama.cpp
-# server and the embedded judge, litellm's ContextWindowExceededError), and when its content policy refuses it.
-_CONTEXT_MARKERS = (
-    "context length",
-    "context_length",
-    "context window",
-    "context size",
-    "contextwindowexceeded",
-    "exceed_context_size",
-    "maximum context",
-    "prompt is too long",
-    "input is too long",
-    "too many tokens",
-)
-_POLICY_MARKERS = (
-    "content_policy",
-    "content policy",
-    "contentpolicyviolation",
-    "content management policy",
-    "content_filter",
-    "safety system",
-)
-INPUT_STATUS_CODES = frozenset({400, 413, 422})
-FIX_CONTEXT = (
-    "the text is longer than the model's context window: shorten the prompt, response or reference (or the "
-    "rubric and anchors), use a model with a longer context, or give the server (llama.cpp, vLLM) a larger n_ctx"
-)
-FIX_POLICY = (
-    "the provider refused the text under its content policy: judge this row with another model or provider, "
-    "or leave it out"
-)
-FIX_INVALID = (
-    "the provider rejected the request as invalid: check this row's text and the judge's arguments "
-    "(model name, max_tokens, response_format), or use another model"
-)
-
-
-def input_fix(status: int | None, message: str) -> str | None:
-    """What to change when a failure was caused by the request as given (None: an outage, worth retrying)."""
-    lowered = message.lower()
-    if status in INPUT_STATUS_CODES or "contextwindowexceeded" in lowered or "contentpolicyviolation" in lowered:
-        if any(marker in lowered for marker in _CONTEXT_MARKERS):
-            return FIX_CONTEXT
-        if any(marker in lowered for marker in _POLICY_MARKERS):
-            return FIX_POLICY
-        if status in INPUT_STATUS_CODES:
-            return FIX_INVALID
-    return None
-
-
 def _error_headers(exc: BaseException) -> dict[str, str] | None:
     """The provider's headers on a litellm exception, lower-cased (litellm keeps them on
     `litellm_response_headers`; its rebuilt `response` has none)."""
@@ -254,7 +184,8 @@ def classify(exc: BaseException) -> CallFailure:
     headers = _error_headers(exc)
     retry_after = retry_after_of(headers) if headers else None
     limits = read_limit_headers(headers) if headers else None
-    failure = CallFailure(f"{name}: {exc}".strip()[:2000], status, retry_after, limits)
+    code = next((v for v in (getattr(exc, "code", None), getattr(exc, "type", None)) if isinstance(v, str)), None)
+    failure = CallFailure(f"{name}: {exc}".strip()[:2000], status, retry_after, limits, code)
     if failure.fix is not None and _configuration_cause(exc):
         failure.fix = None  # e.g. the embedded judge's weights are missing: a 400 that no change of the text mends
     return failure
@@ -294,7 +225,10 @@ class LiteLLMTransport:
                 **request.params,
             )
         except Exception as exc:
-            raise classify(exc) from exc
+            failure = classify(exc)
+            if failure.status_code == 408 and "timed out after" not in str(failure):
+                failure = CallFailure(f"Timeout: timed out after {timeout:g} s ({failure})"[:2000], 408)
+            raise failure from exc
         latency = time.perf_counter() - started
         choice = response.choices[0]
         content = choice.message.content or tool_arguments(choice.message)

@@ -68,6 +68,7 @@ BODY_KWARGS = frozenset(
         "n",
         "parallel_tool_calls",
         "presence_penalty",
+        "prompt_cache_key",
         "reasoning_effort",
         "response_format",
         "seed",
@@ -369,7 +370,7 @@ class OpenAIHTTPTransport:
                 session = self._sessions.current() or await self._sessions.get()
                 response = await session.post(endpoint.url, data, headers, timeout=timeout, proxy=endpoint.proxy)
         except (asyncio.TimeoutError, TimeoutError):
-            raise CallFailure(f"Timeout: no answer within {timeout:g} s", 408) from None
+            raise CallFailure(f"Timeout: timed out after {timeout:g} s (no answer)", 408) from None
         except ssl.SSLError as exc:  # a certificate that does not verify, a failed handshake: as httpx reports it
             raise CallFailure(f"APIConnectionError: {type(exc).__name__}: {exc}"[:2000], None) from None
         except ValueError as exc:  # a header with a line break or outside latin-1

@@ -43,6 +43,7 @@ from .._constants import (
     PACING_HEADROOM,
     PACING_MIN_MEASURE_S,
     PACING_MIN_RPS,
+    PROBE_HOLD_S,
     PROBE_WINDOW,
     RATE_CREEP_PER_S,
     RATE_DECREASE,
@@ -62,16 +63,6 @@ __all__ = ["EndpointPacer", "RateLimits", "Ticket", "endpoint_identity", "rate_l
 Clock = Callable[[], float]
 _MAX_PAUSE_S = 60.0  # a pause that doubles while nothing answers stops doubling here
 _WINDOW_RECHECK_S = 0.5  # a call waiting for room in the window looks again at least this often
-_QUOTA_MARKERS = ("insufficient_quota", "exceeded your current quota", "billing")
-
-
-def is_rate_limit(status: int | None, message: str = "") -> bool:
-    """Whether a failure is a rate limit (429), not a spent quota (OpenAI's `insufficient_quota` is also a 429,
-    and no wait mends it)."""
-    if status != 429:
-        return False
-    lowered = message.lower()
-    return not any(marker in lowered for marker in _QUOTA_MARKERS)
 
 
 @dataclass(frozen=True)
@@ -108,6 +99,7 @@ class EndpointPacer:
         self._next_tokens = 0.0
         self._paused_until = 0.0
         self._window: int | None = PROBE_WINDOW
+        self._probe_sent = -math.inf  # when the last call went out alone, before the first outcome
         self._in_flight = 0
         self._queue: deque[_Waiter] = deque()  # calls waiting for the pace, first come first served
         # Learning from 429s.
@@ -124,6 +116,7 @@ class EndpointPacer:
         self.last_answer = clock()
         self.answers = 0
         self.refusals = 0
+        self.overloads = 0
         self.waited_s = 0.0
 
     def __repr__(self) -> str:
@@ -189,7 +182,15 @@ class EndpointPacer:
 
     # -- letting calls through --------------------------------------------------------------------------------
 
-    async def acquire(self, tokens: float = 0.0, *, paced: bool = True, prompt_tokens: float = 0.0) -> Ticket:
+    async def acquire(
+        self,
+        tokens: float = 0.0,
+        *,
+        paced: bool = True,
+        prompt_tokens: float = 0.0,
+        first: bool = False,
+        stop: Callable[[], BaseException | None] | None = None,
+    ) -> Ticket:
         """Wait until this endpoint's pace lets one more call start, then count it in flight.
 
         Calls wait in line (first come, first served): only the first sleeps until the pace allows a start, the
@@ -197,8 +198,10 @@ class EndpointPacer:
         call still waiting. `tokens` is what the call will spend against a token limit (prompt and answer), of
         which `prompt_tokens` were counted from its prompt: the count is scaled by what the provider billed for
         earlier prompts against what was counted for them (tokenizers differ). `paced=False` (a scripted
-        transport, a mocked answer) only honours a pause the endpoint is in. Every ticket must be handed back by
-        `answered`, `rate_limited` or `failed`.
+        transport, a mocked answer) only honours a pause the endpoint is in. `first` puts a call that was refused
+        at the head of the line (it goes before calls sent after it). `stop` is asked whenever the call wakes: an
+        exception it returns is raised at once (the run ended this endpoint; `wake_all` wakes every call waiting).
+        Every ticket must be handed back by `answered`, `rate_limited` or `failed`.
         """
         tokens += (self._token_scale - 1.0) * prompt_tokens
         began = self._clock()
@@ -206,31 +209,37 @@ class EndpointPacer:
         if not paced:
             slept = False
             while True:
+                if stop is not None and (ended := stop()) is not None:
+                    raise ended
                 with self._lock:
                     now = self._clock()
                     if now >= self._paused_until:
                         return self._let_through(now, now - began if slept else 0.0, False)
                     wait = self._paused_until - now
-                await asyncio.sleep(wait)
+                await asyncio.sleep(min(wait, _WINDOW_RECHECK_S) if stop is not None else wait)
                 slept = True
         loop = asyncio.get_running_loop()
         me: _Waiter | None = None
         try:
             while True:
-                sleep = True
+                if stop is not None and (ended := stop()) is not None:
+                    raise ended
                 with self._lock:
                     now = self._clock()
                     if self._first_refusal is not None and now >= self._paused_until:
                         self._settle_first_refusal(now)
                     if me is None:
-                        if not self._queue and self._room() and self._ready_at(tokens) <= now:
+                        if not self._queue and self._room(now) and self._ready_at(tokens) <= now:
                             return self._claim(now, tokens, 0.0, prompt_tokens)
                         me = _Waiter(loop)
-                        self._queue.append(me)
+                        if first:
+                            self._queue.appendleft(me)
+                        else:
+                            self._queue.append(me)
                     windowing = False
                     if self._queue[0] is me:
-                        if not self._room():
-                            wait, sleep, windowing = _WINDOW_RECHECK_S, False, True
+                        if not self._room(now):
+                            wait, windowing = _WINDOW_RECHECK_S, True
                         else:
                             wait = self._ready_at(tokens) - now
                             if wait <= 0:
@@ -240,17 +249,13 @@ class EndpointPacer:
                                 return self._claim(now, tokens, now - began - windowed, prompt_tokens)
                             self._bound_at = now
                     else:
-                        wait, sleep = _WINDOW_RECHECK_S, False
-                    future = None if sleep else loop.create_future()
-                    me.future = future
-                if future is None:
-                    await asyncio.sleep(wait)
-                else:
-                    waiting_since = self._clock()
-                    with contextlib.suppress(asyncio.TimeoutError, TimeoutError):
-                        await asyncio.wait_for(future, wait)
-                    if windowing:
-                        windowed += self._clock() - waiting_since
+                        wait = _WINDOW_RECHECK_S
+                    future = me.future = loop.create_future()
+                waiting_since = self._clock()
+                with contextlib.suppress(asyncio.TimeoutError, TimeoutError):
+                    await asyncio.wait_for(future, wait)
+                if windowing:
+                    windowed += self._clock() - waiting_since
         finally:
             if me is not None:  # cancelled while waiting: leave the line, and let the next one go
                 with self._lock:
@@ -260,9 +265,13 @@ class EndpointPacer:
                     if first:
                         self._wake_first()
 
-    def _room(self) -> bool:
-        """Whether the window lets one more call be in flight."""
-        return self._window is None or self._in_flight < self._window
+    def _room(self, now: float) -> bool:
+        """Whether the window lets one more call be in flight. Before the endpoint's first outcome one call goes
+        alone, but never holds the others back for long: every `PROBE_HOLD_S` without an outcome lets one more go
+        (a first request that hangs costs the rest a second, not its whole timeout)."""
+        if self._window is None or self._in_flight < self._window:
+            return True
+        return self._window == PROBE_WINDOW and now - self._probe_sent >= PROBE_HOLD_S
 
     def _ready_at(self, tokens: float) -> float:
         """When the pace lets the next call start (it may be in the past)."""
@@ -281,6 +290,8 @@ class EndpointPacer:
         if rate and tokens:
             cost = tokens / rate
             self._next_tokens = max(self._next_tokens, now - cost / 2) + cost
+        if self._window == PROBE_WINDOW:
+            self._probe_sent = now
         return self._let_through(now, waited, True, prompt_tokens)
 
     def _let_through(self, now: float, waited: float, paced: bool, prompt_tokens: float = 0.0) -> Ticket:
@@ -313,12 +324,18 @@ class EndpointPacer:
             self._creep(now)
             self._wake_first()
 
-    def rate_limited(self, ticket: Ticket, retry_after: float | None, reading: LimitReading | None = None) -> None:
-        """A call was refused with a 429: the whole endpoint pauses, and the pace comes down."""
+    def rate_limited(
+        self, ticket: Ticket, retry_after: float | None, reading: LimitReading | None = None, *, overload: bool = False
+    ) -> None:
+        """A call was refused with a 429, or the endpoint said it is overloaded (529, 503): the whole endpoint
+        pauses, and the pace comes down."""
         with self._lock:
             now = self._clock()
             self._release(ticket)
-            self.refusals += 1
+            if overload:
+                self.overloads += 1
+            else:
+                self.refusals += 1
             if reading is not None:
                 self._learn(now, reading)
             if ticket.sent_at <= self._reacted_at:  # sent before the last pause began: that pause answers it too
@@ -351,6 +368,12 @@ class EndpointPacer:
             if ticket.paced:
                 self._widen()
             self._wake_first()
+
+    def wake_all(self) -> None:
+        """Wake every call waiting in line, so each asks its `stop` again."""
+        with self._lock:
+            for waiter in self._queue:
+                waiter.wake()
 
     def stalled_for(self, since: float) -> float:
         """Seconds this endpoint has answered nothing, counted from `since` at the earliest."""
@@ -454,6 +477,7 @@ class EndpointPacer:
             "source": self.source,
             "answered": self.answers,
             "rate_limited": self.refusals,
+            "overloaded": self.overloads,
             "waited_s": round(self.waited_s, 3),
         }
 
@@ -570,10 +594,11 @@ class RateLimits:
     @property
     def table(self) -> pd.DataFrame:
         """One row per endpoint: its limits (rpm, tpm: the user's or the provider's), the pace calls go at
-        (pace_rpm), where that comes from (source), and what happened (answered, rate_limited, waited_s)."""
+        (pace_rpm), where that comes from (source), and what happened (answered, rate_limited (429s), overloaded
+        (529s, 503s), waited_s)."""
         import pandas as pd
 
-        columns = ["endpoint", "rpm", "tpm", "pace_rpm", "source", "answered", "rate_limited", "waited_s"]
+        columns = ["endpoint", "rpm", "tpm", "pace_rpm", "source", "answered", "rate_limited", "overloaded", "waited_s"]
         return pd.DataFrame([p.figures() for p in self.pacers], columns=columns)
 
     def reset(self) -> None:

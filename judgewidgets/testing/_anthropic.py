@@ -53,10 +53,19 @@ _FAULTS: Mapping[str, tuple[int, str]] = {
     "rate_limit": (429, "Number of request tokens has exceeded your per-minute rate limit"),
     "server_error": (500, "Internal server error"),
     "overloaded": (529, "Overloaded"),
+    "overloaded_529": (529, "Overloaded"),
     "responder_error": (500, "Internal server error"),
     "context_exceeded": (400, "prompt is too long: 210000 tokens > 200000 maximum"),
     "content_policy": (400, "Output blocked by content filtering policy"),
     "invalid_request": (400, "messages: text content blocks must be non-empty"),
+    "quota_spent": (
+        400,
+        "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or "
+        "purchase credits.",
+    ),
+    "unauthorized": (401, "invalid x-api-key"),
+    "model_not_found": (404, "model: {model}"),
+    "request_too_large": (413, "Request exceeds the maximum allowed number of bytes."),
 }
 _DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
 _SEE = f" Please consult our documentation at {_DOCS}#feature-compatibility"
@@ -293,11 +302,18 @@ def anthropic_message_body(
 
 
 def _error(
-    service: ChatService, request: web.Request, body: Any, status: int, message: str, fault: str | None = None
+    service: ChatService,
+    request: web.Request,
+    body: Any,
+    status: int,
+    message: str,
+    fault: str | None = None,
+    headers: dict[str, str] | None = None,
 ) -> web.Response:
     recorded = body if isinstance(body, dict) else None
     service.stats.record(request.path, recorded, _authorized(request), status, fault)
-    return web.Response(status=status, body=anthropic_error_body(status, message), content_type="application/json")
+    payload = anthropic_error_body(status, message)
+    return web.Response(status=status, body=payload, headers=headers, content_type="application/json")
 
 
 def _authorized(request: web.Request) -> bool:
@@ -328,16 +344,27 @@ def messages_handler(service: ChatService) -> Any:
             return _error(service, request, body, 400, problem)
         text = last_user_text(body)
         reply: str | None = None
-        fault: str | None = None
+        sticky = once = None
         if "[[" in text:
             try:
-                reply, sticky, _ = parse_directives(text)  # fault-once directives are the chat route's
+                reply, sticky, once = parse_directives(text)
             except ValueError as exc:
                 return _error(service, request, body, 400, str(exc))
-            fault = sticky
+        fault = service.fault_for(raw, sticky, once)  # the same plan, directives and hangs as the chat route
+        if fault == "timeout":
+            service.stats.record(request.path, body, _authorized(request), 504, fault)
+            await asyncio.sleep(config.faults.hang_seconds)
+            payload = anthropic_error_body(504, "Gateway timeout")
+            return web.Response(status=504, body=payload, content_type="application/json")
         if fault in _FAULTS:
             status, message = _FAULTS[str(fault)]
-            return _error(service, request, body, status, message, fault)
+            headers = None
+            if fault == "rate_limit":
+                plan = config.faults
+                after = plan.retry_after_header if plan.retry_after_header is not None else f"{plan.retry_after:g}"
+                headers = {"retry-after": after} if after else None
+            message = message.format(model=body.get("model"))
+            return _error(service, request, body, status, message, fault, headers)
         if reply is None:
             try:
                 reply = config.responder(body)

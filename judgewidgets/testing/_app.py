@@ -11,6 +11,7 @@ import asyncio
 import hashlib
 import json
 import random
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,13 +41,32 @@ _ERRORS: dict[str, tuple[int, str, str]] = {
     "context_exceeded": (400, "exceed_context_size_error", "context_length_exceeded"),
     "content_policy": (400, "invalid_request_error", "content_policy_violation"),
     "invalid_request": (422, "invalid_request_error", "invalid_value"),
+    "overloaded_529": (529, "overloaded_error", "overloaded_error"),
+    "bad_gateway": (502, "", ""),
+    "quota_spent": (429, "insufficient_quota", "insufficient_quota"),
+    "unauthorized": (401, "invalid_request_error", "invalid_api_key"),
+    "model_not_found": (404, "invalid_request_error", "model_not_found"),
+    "request_too_large": (429, "tokens", "rate_limit_exceeded"),
 }
 # What real servers say for the faults the request itself causes (llama.cpp's server, OpenAI).
 _MESSAGES = {
     "context_exceeded": "request (1383 tokens) exceeds the available context size (512 tokens), try increasing it",
     "content_policy": "Your request was rejected as a result of our safety system (content_policy_violation).",
     "invalid_request": "Invalid value for 'messages': the request could not be processed.",
+    # The providers' own words (OpenAI's error codes page, Anthropic's errors page).
+    "overloaded_529": "Overloaded",
+    "quota_spent": "You exceeded your current quota, please check your plan and billing details. For more "
+    "information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.",
+    "unauthorized": "Incorrect API key provided. You can find your API key at https://platform.openai.com/account/"
+    "api-keys.",
+    "model_not_found": "The model `{model}` does not exist or you do not have access to it.",
+    "request_too_large": "Request too large for {model} in organization org-test on tokens per min (TPM): Limit "
+    "30000, Requested 48213. The input or output tokens must be reduced in order to run successfully. Visit "
+    "https://platform.openai.com/account/rate-limits to learn more.",
 }
+_BAD_GATEWAY = (
+    b"<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center></body></html>"
+)
 
 
 @dataclass(frozen=True)
@@ -82,6 +102,8 @@ class ChatService:
         self._next_id = 0
         self._logprobs = LogprobsCache()
         self._needs_seen = config.faults.total_rate > 0
+        self._first_seen: float | None = None  # when the first request arrived (monotonic)
+        self._received = 0
         self._limit = LimitState(config.limit) if config.limit is not None else None
 
     def app(self) -> web.Application:
@@ -161,13 +183,7 @@ class ChatService:
                 reply, sticky, once = parse_directives(text)
             except ValueError as exc:
                 return self._bad_request(request, body, str(exc))
-        fault: str | None = sticky
-        if fault is None and (once is not None or self._needs_seen):
-            n = self._occurrence(raw)
-            if once is not None and n == 0:
-                fault = once
-            elif self._needs_seen:
-                fault = self.config.faults.draw(raw, n)
+        fault = self.fault_for(raw, sticky, once)
 
         content = ""
         if fault is None:
@@ -191,6 +207,27 @@ class ChatService:
         finally:
             self.stats.leave()
 
+    def fault_for(self, raw: bytes, sticky: FaultKind | None = None, once: FaultKind | None = None) -> str | None:
+        """The fault this request gets: a directive's, else a first request held to hang (`hang_first`), else the
+        plan's draw (within `faults_for_s` of the first request), else None. Shared by every route."""
+        plan = self.config.faults
+        now = time.monotonic()
+        if self._first_seen is None:
+            self._first_seen = now
+        self._received += 1
+        if sticky is not None:
+            return sticky
+        if self._received <= plan.hang_first:
+            return "timeout"
+        if once is None and not self._needs_seen:
+            return None
+        n = self._occurrence(raw)
+        if once is not None and n == 0:
+            return once
+        if self._needs_seen and (plan.faults_for_s is None or now - self._first_seen < plan.faults_for_s):
+            return plan.draw(raw, n)
+        return None
+
     async def _wait(self, fault: str | None) -> None:
         """Sleep the configured latency, or hang for a timeout fault."""
         config = self.config
@@ -212,11 +249,20 @@ class ChatService:
         if fault == "malformed":
             return web.Response(body=MALFORMED_BODY, content_type=_JSON)
         status, type_, code = _ERRORS[fault]
+        if fault == "bad_gateway":
+            return web.Response(status=status, body=_BAD_GATEWAY, content_type="text/html")
         headers = None
         if fault == "rate_limit":
-            after = self.config.faults.retry_after
-            headers = {"retry-after": f"{after:g}", "retry-after-ms": str(round(after * 1000))}
-        message = content or _MESSAGES.get(fault) or f"injected {fault} fault ({status})"
+            plan = self.config.faults
+            if plan.retry_after_header is not None:
+                headers = {"retry-after": plan.retry_after_header} if plan.retry_after_header else None
+            else:
+                after = plan.retry_after
+                headers = {"retry-after": f"{after:g}", "retry-after-ms": str(round(after * 1000))}
+        message = content or _MESSAGES.get(fault, "").format(model=body.get("model")) or f"injected {fault} fault"
+        if fault == "overloaded_529":  # Anthropic's body, as a gateway in front of it passes it on
+            error = {"type": "error", "error": {"type": "overloaded_error", "message": message}}
+            return web.Response(status=status, body=json.dumps(error).encode(), content_type=_JSON)
         return web.Response(status=status, body=error_body(message, type_, code), headers=headers, content_type=_JSON)
 
 

@@ -25,6 +25,12 @@ FaultKind = Literal[
     "context_exceeded",
     "content_policy",
     "invalid_request",
+    "overloaded_529",
+    "bad_gateway",
+    "quota_spent",
+    "unauthorized",
+    "model_not_found",
+    "request_too_large",
 ]
 
 #: Every fault kind, in the order the plan's rates are laid end to end on [0, 1).
@@ -37,6 +43,11 @@ _DIRECTIVE_FAULTS: dict[str, FaultKind] = {
     "503": "overloaded",
     "400": "invalid_request",
     "422": "invalid_request",
+    "529": "overloaded_529",
+    "502": "bad_gateway",
+    "401": "unauthorized",
+    "404": "model_not_found",
+    "413": "request_too_large",
     **{kind: kind for kind in FAULT_KINDS},
 }
 _DIRECTIVE = re.compile(r"\[\[(reply|fault|fault-once):(.*?)\]\]", re.DOTALL)
@@ -56,9 +67,31 @@ class FaultPlan(BaseModel):
     context_exceeded: float = Field(0.0, ge=0, le=1, description="400: the prompt exceeds the context size")
     content_policy: float = Field(0.0, ge=0, le=1, description="400: refused under the content policy")
     invalid_request: float = Field(0.0, ge=0, le=1, description="422: the request is invalid")
+    overloaded_529: float = Field(0.0, ge=0, le=1, description="529 `overloaded_error`, as Anthropic answers")
+    bad_gateway: float = Field(0.0, ge=0, le=1, description="502 Bad Gateway, an HTML page from a proxy")
+    quota_spent: float = Field(0.0, ge=0, le=1, description="429 `insufficient_quota`, no `retry-after`")
+    unauthorized: float = Field(0.0, ge=0, le=1, description="401 `invalid_api_key`")
+    model_not_found: float = Field(0.0, ge=0, le=1, description="404 `model_not_found`")
+    request_too_large: float = Field(
+        0.0, ge=0, le=1, description="429 'Request too large ... on tokens per min', as OpenAI answers it"
+    )
     seed: int = Field(0, description="the same seed fails the same requests")
     retry_after: float = Field(0.05, ge=0, description="seconds sent in `retry-after` on a 429")
+    retry_after_header: str | None = Field(
+        None,
+        description="sent as a 429's `retry-after` instead of `retry_after`, verbatim ('0', '-1', 'soon'); an "
+        "empty string sends no `retry-after` at all",
+    )
     hang_seconds: float = Field(30.0, ge=0, description="how long a timeout fault keeps the client waiting")
+    hang_first: int = Field(
+        0, ge=0, description="the first this many requests the server receives hang for `hang_seconds`, then 504"
+    )
+    faults_for_s: float | None = Field(
+        None,
+        gt=0,
+        description="draw the plan's faults only during the first this many seconds after the first request "
+        "(an outage that passes); None: always",
+    )
 
     @model_validator(mode="after")
     def _rates_fit(self) -> FaultPlan:

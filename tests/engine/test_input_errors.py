@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 import judgewidgets as jw
-from judgewidgets.engine._litellm import FIX_CONTEXT, FIX_INVALID, FIX_POLICY, CallFailure, input_fix
+from judgewidgets.engine._faults import FIX_CONTEXT, FIX_INVALID, FIX_POLICY, CallFailure, input_fix
 from judgewidgets.testing import OpenAITestServer, json_score
 
 FAST = jw.RetryPolicy(initial_delay=0.01, max_delay=0.05)

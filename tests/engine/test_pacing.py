@@ -164,7 +164,7 @@ def test_a_rate_limit_gives_up_once_the_endpoint_answered_nothing_for_the_stated
             raise CallFailure("RateLimitError: daily limit reached", 429, retry_after=0.02)
         return '{"score": 4}'
 
-    policy = RetryPolicy(max_retries=0, rate_limit_patience=0.3)
+    policy = RetryPolicy(max_retries=0, rate_limit_patience=0.3, initial_delay=0.01)
     judge = jw.LLMJudge("openai/m", transport=ScriptedTransport(reply), structured_output=True, retry=policy)
     result = judge.score(["fine", "stuck", "fine too"], ["a"] * 3, progress=False)
     votes = result.vote_list
@@ -193,7 +193,7 @@ def test_a_spent_quota_is_not_a_rate_limit() -> None:
         "openai/m", transport=ScriptedTransport(reply), retry=RetryPolicy(max_retries=1, initial_delay=0.01)
     )
     vote = judge.score(["q"], ["a"], progress=False).vote_list[0]
-    assert vote.attempts == 2 and "quota" in (vote.error or "")
+    assert vote.attempts == 1 and (vote.error or "").startswith("infrastructure: quota spent (not a rate limit")
 
 
 @pytest.mark.parametrize("patience", [0, -1, float("nan"), "600", True])
