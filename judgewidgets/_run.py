@@ -77,16 +77,21 @@ async def run_scope(
     run = Run(session, make_progress(progress, total, description))
     status = getattr(run.progress, "status", None)
     watcher = asyncio.get_running_loop().create_task(_report_pacing(run.session, status)) if callable(status) else None
+    interrupted = False
     try:
         async with interruptible() if own else nullcontext():
-            yield run
+            try:
+                yield run
+            except (asyncio.CancelledError, KeyboardInterrupt):
+                interrupted = True
+                raise
     finally:
         if watcher is not None:
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
         if batcher is not None:
-            batcher.close()
+            await batcher.aclose(interrupted)
         run.progress.close()
         run.session.flush()
     budget = run.session.budget

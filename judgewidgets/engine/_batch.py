@@ -49,6 +49,7 @@ logger = logging.getLogger("judgewidgets.engine")
 
 MAX_BATCH_REQUESTS = 50_000  # OpenAI's limit per batch file (Anthropic's is 100,000)
 MAX_BATCH_BYTES = 190 * 1024**2  # under OpenAI's 200 MB file and Anthropic's 256 MB batch
+CANCEL_TIMEOUT_S = 10.0  # for each batch cancelled when an interrupted run asks for it
 BatchRetry = Literal["live", "batch"]
 
 
@@ -60,7 +61,8 @@ class Batching:
     calls, "batch" once more as a new batch. `quiet_s`: how long the run must send nothing before what it
     collected is sent as a batch. `poll_s`: the first wait between polls, growing by half each time up to
     `max_poll_s`. `store`: the batches file (default: beside the judge's call cache, else in
-    JUDGEWIDGETS_CACHE_DIR).
+    JUDGEWIDGETS_CACHE_DIR). `cancel_on_interrupt`: Ctrl-C or the stop button cancels the run's unfinished batches
+    at the provider (default: they run on, for a rerun to pick up; what they answered before is billed either way).
     """
 
     retry: BatchRetry = "live"
@@ -68,6 +70,7 @@ class Batching:
     poll_s: float = 0.25
     max_poll_s: float = 60.0
     store: str | Path | None = None
+    cancel_on_interrupt: bool = False
 
     def __post_init__(self) -> None:
         if self.retry not in ("live", "batch"):
@@ -107,6 +110,8 @@ class _Waiting:
 @dataclass
 class _Watch:
     record: BatchRecord
+    store: BatchStore
+    target: Target
     state: BatchState | None = None
     started: float = field(default_factory=time.monotonic)
 
@@ -172,6 +177,22 @@ class Batcher:
                 budget.settle(reservation, cost)
         logger.info("resending live a request its batch did not answer")
         return await session.live(request, settings, secrets)
+
+    async def aclose(self, interrupted: bool = False) -> None:
+        """Stop collecting and following. The batches stay at the provider, written down, for a rerun or
+        `resume_batch` to pick up; unless the run was `interrupted` (Ctrl-C, the stop button) and
+        `Batching.cancel_on_interrupt` asks for its unfinished batches to be cancelled there."""
+        if interrupted and self.options.cancel_on_interrupt:
+            for watch in list(self._followed.values()):
+                batch_id = watch.record.batch_id
+                if batch_id is None or (watch.state is not None and watch.state.ended):
+                    continue
+                try:
+                    state = await asyncio.wait_for(BatchAPI.of(watch.target).cancel(batch_id), CANCEL_TIMEOUT_S)
+                    watch.store.update(watch.record.local_id, status=state.status)
+                except Exception as exc:  # the batch runs on: jw.cancel_batch(batch_id) can still stop it
+                    logger.warning("batch %s could not be cancelled: %r", batch_id, exc)
+        self.close()
 
     def close(self) -> None:
         """Stop collecting and following (the run ended or was interrupted): the batches stay at the provider,
@@ -369,7 +390,7 @@ class Batcher:
             record = replace(record, batch_id=state.batch_id)
         assert record.batch_id is not None
         self.batch_ids.append(record.batch_id)
-        watch = self._followed.setdefault(local_id, _Watch(record))
+        watch = self._followed.setdefault(local_id, _Watch(record, store, target))
         wait = self.options.poll_s
         while True:
             state = await api.retrieve(record.batch_id)

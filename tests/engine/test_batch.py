@@ -44,17 +44,21 @@ def _live_calls(server: BatchTestServer, protocol: str) -> int:
     return server.stats.total + server.batch_counts["messages.create"]
 
 
-def _cut_off_once_submitted(server: BatchTestServer, judge: object) -> None:
+def _cut_off_once_submitted(server: BatchTestServer, judge: object, batch: object = True) -> None:
     """Run `judge.ascore(..., batch=True)` and cut it off (as Ctrl-C or a dead kernel would) once its batch is
     created at the server and written down."""
 
+    def created() -> int:
+        return server.batch_counts["batches.create"] + server.batch_counts["messages.batches.create"]
+
+    before = created()
+
     async def run() -> None:
         task = asyncio.get_running_loop().create_task(
-            judge.ascore(PROMPTS, RESPONSES, batch=True, progress=False)  # type: ignore[attr-defined]
+            judge.ascore(PROMPTS, RESPONSES, batch=batch, progress=False)  # type: ignore[attr-defined]
         )
         for _ in range(600):
-            created = server.batch_counts["batches.create"] + server.batch_counts["messages.batches.create"]
-            if created or task.done():
+            if created() > before or task.done():
                 break
             await asyncio.sleep(0.05)
         await asyncio.sleep(0.3)  # the provider's answer read and its id written down
@@ -259,3 +263,53 @@ def test_a_run_that_died_as_openai_named_its_batch_finds_it_by_its_file(tmp_path
         assert res.votes["error"].isna().all() and res.votes["batch_id"].notna().all()
         assert server.batch_counts["batches.create"] == 1 and server.batch_counts["batches.list"] == 1
         assert server.batch_counts["files.create"] == 1 and server.stats.total == 0
+
+
+_SUBMITTER = """
+import sys
+import judgewidgets as jw
+base, cache = sys.argv[1], sys.argv[2]
+judge = jw.LLMJudge("openai/test", template="likert", api_base=base, api_key="sk-test", cache=cache)
+judge.score({prompts!r}, {responses!r}, batch=True, progress=False)
+"""
+
+
+def test_a_process_killed_mid_batch_is_resumed_by_the_next_without_paying_twice(tmp_path):
+    """A real restart: the process that submitted the batch is killed (SIGKILL: no clean-up runs) while the batch
+    is processing; this process runs the same judge on the same items and gets every answer from that batch."""
+    import subprocess
+    import sys
+    import time
+
+    path = tmp_path / "calls.sqlite"
+    script = tmp_path / "submit.py"
+    script.write_text(_SUBMITTER.format(prompts=PROMPTS, responses=RESPONSES))
+    with BatchTestServer(json_score(4), delay=60.0) as server:
+        child = subprocess.Popen([sys.executable, str(script), server.base_url, str(path)])
+        try:
+            deadline = time.monotonic() + 120
+            while server.batch_counts["batches.retrieve"] == 0 and time.monotonic() < deadline:
+                time.sleep(0.05)  # polled once: the batch id is written down
+            assert server.batch_counts["batches.retrieve"] >= 1, "the child never polled its batch"
+        finally:
+            child.kill()
+            child.wait()
+        server.plan.delay = 0.0
+        res = _judge(server, "openai", CallCache(path)).score(PROMPTS, RESPONSES, batch=True, progress=False)
+        assert res.votes["error"].isna().all() and res.votes["batch_id"].nunique() == 1
+        assert server.batch_counts["batches.create"] == 1 and server.batch_counts["files.create"] == 1
+        assert server.stats.total == 0
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_an_interrupted_run_cancels_its_batches_only_when_asked(protocol, tmp_path):
+    with BatchTestServer(json_score(4), delay=60.0) as server:
+        _cut_off_once_submitted(server, _judge(server, protocol, tmp_path / "a" / "calls.sqlite"))
+        _cut_off_once_submitted(
+            server, _judge(server, protocol, tmp_path / "b" / "calls.sqlite"), jw.Batching(cancel_on_interrupt=True)
+        )
+        kept, cancelled = server.batch_service.batches.values()
+        assert kept.cancelled_at is None and cancelled.cancelled_at is not None
+        assert server.batch_counts["batches.cancel" if protocol == "openai" else "messages.batches.cancel"] == 1
+        assert jw.batches(tmp_path / "b")["status"].tolist() in (["cancelling"], ["canceling"])
+        assert jw.batches(tmp_path / "a")["status"].tolist() in (["validating"], ["in_progress"])
