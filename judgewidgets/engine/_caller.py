@@ -10,6 +10,7 @@ how an answer is read.
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -36,6 +37,7 @@ from ._litellm import (
     supports_logprobs,
 )
 from ._openai_http import custom_base_url, provider_of
+from ._prompt_cache import PrefixWarmer, PromptCacheChoice, check_prompt_cache, laid_out, openai_model
 from ._request import ChatRequest, Completion, argument_secrets, masked
 from ._retry import RetryPolicy
 from ._routing import TransportChoice, resolve_transport
@@ -77,8 +79,9 @@ class Caller:
     the model takes (default: the embedded judge's context, else what litellm's model map says, else unknown): a
     conversation longer than that is shortened to fit (`conversations.fit_to_context`). `rpm` / `tpm` are the
     endpoint's requests and tokens per minute when you know your tier (default: learned from the provider's
-    answers); they pace every judge calling that endpoint (`jw.engine.rate_limits`). Extra keyword arguments go
-    to `litellm.acompletion` unchanged.
+    answers); they pace every judge calling that endpoint (`jw.engine.rate_limits`). `prompt_cache` ("auto", "1h"
+    or False) lays requests out for the provider's prompt cache (engine/_prompt_cache.py). Extra keyword arguments
+    go to `litellm.acompletion` unchanged.
     """
 
     def __init__(
@@ -98,6 +101,7 @@ class Caller:
         context_window: int | None = None,
         rpm: float | None = None,
         tpm: float | None = None,
+        prompt_cache: PromptCacheChoice = "auto",
         **litellm_kwargs: Any,
     ) -> None:
         if not isinstance(model, str) or not model.strip():
@@ -135,6 +139,16 @@ class Caller:
             tpm=tpm,
         )
         self.litellm_kwargs = dict(litellm_kwargs)
+        self.prompt_cache = check_prompt_cache(prompt_cache)
+        self._warmers: weakref.WeakKeyDictionary[CallSession, PrefixWarmer] = weakref.WeakKeyDictionary()
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A copy (a resumed batch, a Ray worker) warms its own runs' prefixes: the runs seen here stay here.
+        return {k: v for k, v in self.__dict__.items() if k != "_warmers"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._warmers = weakref.WeakKeyDictionary()
 
     def __repr__(self) -> str:
         extra = "".join(f", {k}={v!r}" for k, v in masked(self.litellm_kwargs).items())
@@ -157,6 +171,7 @@ class Caller:
             "context_window": self.context_window,
             "rpm": self.settings.rpm,
             "tpm": self.settings.tpm,
+            "prompt_cache": self.prompt_cache,
             **self.litellm_kwargs,
         }
 
@@ -316,8 +331,30 @@ class Caller:
     ) -> Answer[T]:
         """Ask once and read the answer with `read` (ValueError when it cannot), re-asking up to `reasks` times;
         a failure is recorded on the Answer, never raised. `sample` tells repeated draws apart in the cache."""
-        request = self.shaped(ChatRequest(self.model, messages, params, sample))
-        return await ask(session, request, self.settings, self.secrets, read, self.reasks, self.uses_prefill())
+        request, prefix = self.cached_layout(self.shaped(ChatRequest(self.model, messages, params, sample)))
+        if prefix is None:
+            return await ask(session, request, self.settings, self.secrets, read, self.reasks, self.uses_prefill())
+        warmer = self._warmers.setdefault(session, PrefixWarmer())
+        first = await warmer.enter(prefix)  # the prefix's first request goes alone: the rest find it cached
+        try:
+            return await ask(session, request, self.settings, self.secrets, read, self.reasks, self.uses_prefill())
+        finally:
+            if first:
+                warmer.answered(prefix)
+
+    def cache_provider(self) -> str | None:
+        """Whose prompt cache the requests are laid out for: "anthropic" (its own API, also at another address
+        through ANTHROPIC_BASE_URL), "openai" (a model OpenAI serves), None otherwise (or `prompt_cache=False`)."""
+        if self.prompt_cache is False:
+            return None
+        provider = provider_of(self.model)
+        if provider == "anthropic":
+            return None if self.messages_api_elsewhere() else "anthropic"
+        return "openai" if provider == "openai" and openai_model(self.model) else None
+
+    def cached_layout(self, request: ChatRequest) -> tuple[ChatRequest, str | None]:
+        """`request` laid out for the provider's prompt cache, and the prefix to warm first (None: none)."""
+        return laid_out(request, self.cache_provider(), self.prompt_cache)
 
     def shaped(self, request: ChatRequest) -> ChatRequest:
         """`request` in the form its endpoint honours (`_shaped`), with only parameters the model takes

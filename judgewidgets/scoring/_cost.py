@@ -9,7 +9,8 @@ from pydantic import BaseModel
 
 from .._constants import ESTIMATED_EXPLANATION_TOKENS, ESTIMATED_SCORE_TOKENS, PACING_HEADROOM
 from ..engine import Caller, rate_limits
-from ..engine._litellm import is_local_model, token_prices
+from ..engine._litellm import is_local_model
+from ..engine._prompt_cache import estimated_cost
 from ..engine._usage import known_sum
 
 Messages = tuple[dict[str, str], ...]
@@ -126,12 +127,13 @@ def estimate_calls(
     caller: Caller, name: str, requests: Sequence[Messages], completion_tokens: int
 ) -> JudgeCostEstimate:
     """Tokens and cost of sending every one of `requests` through `caller`: prompt tokens counted with litellm's
-    token counter (the embedded judge's with gpt-4o-mini's tokenizer), `completion_tokens` per call typical, and
-    the rate limits known at the endpoint the calls go to."""
-    prompt_tokens = sum(caller.count_tokens(m) for m in requests)
+    token counter (the embedded judge's with gpt-4o-mini's tokenizer), `completion_tokens` per call typical, the
+    cost with the provider's prompt cache as the run uses it (`estimated_cost`), and the rate limits known at the
+    endpoint the calls go to."""
+    counts = [caller.count_tokens(m) for m in requests]
+    prompt_tokens = sum(counts)
     completion_total = completion_tokens * len(requests)
-    prices = token_prices(caller.model)
-    cost = None if prices is None else prompt_tokens * prices[0] + completion_total * prices[1]
+    cost = estimated_cost(caller, requests, counts, completion_tokens)  # with the provider's prompt cache
     endpoint, rpm, tpm = None, None, None
     if not is_local_model(caller.model):
         settings = caller.settings

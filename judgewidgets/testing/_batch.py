@@ -27,6 +27,7 @@ from typing import Any
 
 from aiohttp import web
 
+from ._chat_billing import ChatMeter
 from ._faults import parse_directives
 from ._openai import completion_body, error_body, word_count
 from ._responders import Responder, content_text, last_user_text
@@ -235,7 +236,11 @@ class BatchService:
                     "type": kind,
                     "message": message,
                 }
-            answer = json.loads(completion_body(body, content, self._id("chatcmpl-batch-")))
+            if self.billing is not None:  # billed at the batch price, through OpenAI's prompt cache
+                meter = ChatMeter.arrive(self.billing, body)
+                answer = json.loads(meter.answer(content, self._id("chatcmpl-batch-"), batch=True))
+            else:
+                answer = json.loads(completion_body(body, content, self._id("chatcmpl-batch-")))
             return {"custom_id": custom_id, "outcome": "succeeded", "body": answer}
         params = line.get("params") or {}
         content, status, kind, message = self._answer("anthropic", chat_view(params))

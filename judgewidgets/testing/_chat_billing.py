@@ -89,8 +89,11 @@ class ChatMeter:
         cached = billing.cache.hit(model, digests) if digests else 0
         return cls(billing, body, len(units), cached, digests)
 
-    def answer(self, content: str, completion_id: str, logprobs: LogprobsCache | None = None) -> bytes:
-        """The completion body for `content`, after the model's reasoning; the prefix is cached and billed."""
+    def answer(
+        self, content: str, completion_id: str, logprobs: LogprobsCache | None = None, *, batch: bool = False
+    ) -> bytes:
+        """The completion body for `content`, after the model's reasoning; the prefix is cached and billed (at the
+        batch price when `batch`: a line of a batch file)."""
         body = self.body
         model = str(body.get("model", ""))
         price = price_of(model)
@@ -112,7 +115,7 @@ class ChatMeter:
             cache_read_tokens=self.cached_tokens,
             reasoning_tokens=reasoning,
         )
-        self.billing.charge(model, charge)
+        self.billing.charge(model, charge, batch=batch)
         details = {
             "prompt_tokens_details": {"cached_tokens": self.cached_tokens, "audio_tokens": 0},
             "completion_tokens_details": {
