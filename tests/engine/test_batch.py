@@ -313,3 +313,17 @@ def test_an_interrupted_run_cancels_its_batches_only_when_asked(protocol, tmp_pa
         assert server.batch_counts["batches.cancel" if protocol == "openai" else "messages.batches.cancel"] == 1
         assert jw.batches(tmp_path / "b")["status"].tolist() in (["cancelling"], ["canceling"])
         assert jw.batches(tmp_path / "a")["status"].tolist() in (["validating"], ["in_progress"])
+
+
+def test_a_budget_holds_batched_calls_back_until_their_batch_settles():
+    """Reserved at the live price before they are collected: what does not fit waits for the batch in flight to be
+    billed (at half that), then goes in the next batch; what can never fit is recorded as not run."""
+    prompts = [f"q{i}" for i in range(6)]
+    with BatchTestServer(json_score(4), delay=0.02) as server:
+        judge = _judge(server, "openai", False, "openai/gpt-4o-mini")
+        budget = judge.estimate_cost(prompts, ["a"] * 6).total_usd / 2
+        res = judge.score(prompts, ["a"] * 6, batch=True, progress=False, max_cost_usd=budget)
+    judged = res.votes["error"].isna()
+    assert 1 <= judged.sum() < 6 and res.votes.loc[judged, "batch_id"].notna().all()
+    assert res.votes.loc[~judged, "error"].str.startswith("budget:").all()
+    assert res.votes["cost_usd"].sum() <= budget

@@ -69,6 +69,11 @@ RUNS: list[tuple[str, Run, Callable[[Any], int]]] = [
         lambda r: _errors(r["error"]),
     ),
     (
+        "PairwisePanel.compare",
+        lambda make: jw.PairwisePanel([make("pairwise")]).compare("2+2?", "4", "5", batch=True),
+        lambda r: _errors(v.error for v in r.vote_list),
+    ),
+    (
         "PairwisePanel.compare_many",
         lambda make: jw.PairwisePanel([make("pairwise")]).compare_many(PAIRS, progress=False, batch=True),
         lambda r: _errors(r["error"]),
