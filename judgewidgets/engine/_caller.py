@@ -37,7 +37,7 @@ from ._litellm import (
     supports_logprobs,
 )
 from ._openai_http import custom_base_url, provider_of
-from ._prompt_cache import PrefixWarmer, PromptCacheChoice, check_prompt_cache, laid_out, openai_model
+from ._prompt_cache import PrefixWarmer, PromptCacheChoice, check_prompt_cache, laid_out, served_by
 from ._request import ChatRequest, Completion, argument_secrets, masked
 from ._retry import RetryPolicy
 from ._routing import TransportChoice, resolve_transport
@@ -344,13 +344,14 @@ class Caller:
 
     def cache_provider(self) -> str | None:
         """Whose prompt cache the requests are laid out for: "anthropic" (its own API, also at another address
-        through ANTHROPIC_BASE_URL), "openai" (a model OpenAI serves), None otherwise (or `prompt_cache=False`)."""
+        through ANTHROPIC_BASE_URL, or a Claude model litellm knows at `api_base`), "openai" (a model OpenAI serves,
+        at any address), None otherwise (an unknown model behind `api_base`; `prompt_cache=False`)."""
         if self.prompt_cache is False:
             return None
         provider = provider_of(self.model)
-        if provider == "anthropic":
-            return None if self.messages_api_elsewhere() else "anthropic"
-        return "openai" if provider == "openai" and openai_model(self.model) else None
+        if provider == "anthropic" and (not self.messages_api_elsewhere() or served_by(self.model) == "anthropic"):
+            return "anthropic"
+        return "openai" if provider == "openai" and served_by(self.model) == "openai" else None
 
     def cached_layout(self, request: ChatRequest) -> tuple[ChatRequest, str | None]:
         """`request` laid out for the provider's prompt cache, and the prefix to warm first (None: none)."""

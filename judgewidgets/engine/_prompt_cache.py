@@ -5,7 +5,7 @@ as the system message and the item after it, so the fixed part is the same prefi
 What the providers need besides (`prompt_cache="auto"`, the default):
 - Anthropic caches only up to a `cache_control` breakpoint: the system message is marked when it is at least the
   model's minimum cacheable length (`ANTHROPIC_MINIMUM`), with the default lifetime (5 minutes) or an hour
-  (`prompt_cache="1h"`). Not on a server that only speaks the Messages API (`api_base`, e.g. llama.cpp).
+  (`prompt_cache="1h"`). Not for a model litellm does not know behind `api_base` (llama.cpp's Messages route).
 - OpenAI caches prefixes of 1,024 tokens and more by itself; `prompt_cache_key` (one per judge: a digest of its
   fixed part) sends a judge's requests to the same cache.
 - A prefix is cached once a first request carrying it has been answered: `PrefixWarmer` lets one request per
@@ -37,7 +37,7 @@ __all__ = [
     "estimated_cost",
     "laid_out",
     "minimum_cacheable",
-    "openai_model",
+    "served_by",
 ]
 
 PromptCacheChoice = Literal["auto", "1h"] | bool
@@ -74,15 +74,17 @@ def _fixed_tokens(model: str, text: str) -> int:
 
 
 @lru_cache(maxsize=256)
-def openai_model(model: str) -> bool:
-    """Whether `model` is one OpenAI serves (litellm's map says so): such a model gets OpenAI's prompt cache and
-    `prompt_cache_key` even at another address; an unknown name behind `api_base` (vLLM, llama.cpp) does not."""
+def served_by(model: str) -> str | None:
+    """The provider litellm's map says serves `model` ('openai', 'anthropic', ...), None for a name it does not
+    know: a known model gets its provider's prompt cache even at another address (a gateway, a proxy), an unknown
+    name behind `api_base` (vLLM, llama.cpp's Messages route) does not."""
     from ._litellm import import_litellm
 
     try:
-        return import_litellm().get_model_info(model).get("litellm_provider") == "openai"
+        provider = import_litellm().get_model_info(model).get("litellm_provider")
     except Exception:
-        return False
+        return None
+    return str(provider) if provider else None
 
 
 def fixed_part(request: ChatRequest) -> str | None:

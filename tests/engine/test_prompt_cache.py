@@ -5,6 +5,7 @@ kind and both protocols; verdicts are the same with and without."""
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 import judgewidgets as jw
@@ -22,12 +23,18 @@ ITEMS = 24
 
 
 def verdicts(result) -> list:
-    return result.votes["score"].tolist() if hasattr(result, "votes") else result["winner"].tolist()
+    if isinstance(result, pd.DataFrame):
+        return result["winner"].tolist()
+    return result.votes["score"].tolist() if "score" in result.votes else result.votes["verdict"].tolist()
 
 
 def answer(body: dict) -> str:
-    """A pairwise judge is told which response wins, any other judge gives 4 of 5."""
-    return '{"verdict": "A"}' if "<response_a>" in last_user_text(body) else '{"score": 4}'
+    """A pairwise judge is told which response wins, a rubric's criterion is met, any other judge gives 4 of 5."""
+    if "<response_a>" in last_user_text(body):
+        return '{"verdict": "A"}'
+    if "<submission>" in last_user_text(body):
+        return '{"explanation": "It is.", "verdict": "MET"}'
+    return '{"score": 4}'
 
 
 def request(system: str, model: str = "anthropic/claude-sonnet-4-5") -> ChatRequest:
@@ -87,7 +94,9 @@ def judges(protocol: str, server, prompt_cache) -> dict[str, tuple[object, str]]
     examples = [
         PairExample(question=f"q{i} " + RULES[:600], response_a="a", response_b="b", winner="A") for i in range(8)
     ]
+    rubric = jw.Rubric([jw.Criterion(RULES, name="rules"), jw.Criterion("It answers. " + RULES, name="answers")])
     return {
+        "rubric": ((rubric, jw.CriterionGrader([jw.LLMJudge(model, **kw)])), model),
         "judge": (jw.LLMJudge(model, template=LONG, **kw), model),
         "pairwise": (jw.PairwiseJudge(model, examples=examples, **kw), model),
     }
@@ -97,11 +106,14 @@ def run(kind: str, judge, n: int = ITEMS):
     prompts, responses = [f"question {i}" for i in range(n)], [f"answer {i}" for i in range(n)]
     if kind == "pairwise":
         return judge.compare_many(prompts, responses, [f"other {i}" for i in range(n)], progress=False)
+    if kind == "rubric":
+        rubric, grader = judge
+        return grader.grade_many(rubric, pd.DataFrame({"prompt": prompts, "response": responses}), progress=False)
     return judge.score(prompts, responses, progress=False)
 
 
 @pytest.mark.parametrize("protocol", ["openai", "anthropic"])
-@pytest.mark.parametrize("kind", ["judge", "pairwise"])
+@pytest.mark.parametrize("kind", ["judge", "pairwise", "rubric"])
 def test_every_judge_kind_is_cached_and_reports_the_bill(server, anthropic_base, protocol: str, kind: str) -> None:
     results = {}
     for choice in ("auto", False):
@@ -162,3 +174,20 @@ def test_a_judge_that_ran_still_pickles(server) -> None:
     run("judge", judge, 2)
     again = pickle.loads(pickle.dumps(judge))  # a resumed batch, a Ray worker
     assert again.caller.prompt_cache == "auto" and not again.caller._warmers
+
+
+def test_a_known_claude_model_at_another_address_is_cached_an_unknown_name_is_not(server) -> None:
+    from judgewidgets.engine import Caller
+
+    assert Caller("anthropic/claude-sonnet-4-5", api_base=server.url).cache_provider() == "anthropic"  # a gateway
+    assert Caller("anthropic/qwen", api_base=server.url).cache_provider() is None  # llama.cpp's Messages route
+    assert Caller("openai/qwen", api_base=server.base_url).cache_provider() is None  # vLLM
+    assert Caller("ollama/llama3").cache_provider() is None and Caller("local").cache_provider() is None
+    server.reset_stats()
+    judge = jw.LLMJudge(
+        "anthropic/claude-sonnet-4-5", template=LONG, api_base=server.url, api_key="sk-test", cache=False
+    )
+    result = run("judge", judge, 8)
+    bill = server.stats.bill.models["claude-sonnet-4-5"]
+    assert result.votes["error"].isna().all() and bill.cache_read_tokens > 0
+    assert result.usage.cost_usd == pytest.approx(bill.cost_usd, rel=1e-9)
