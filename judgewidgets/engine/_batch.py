@@ -30,7 +30,7 @@ from ._batch_api import BatchAPI, BatchState, Outcome, Target, batch_target
 from ._batch_store import BATCHES_FILE, BatchRecord, BatchStore, default_batch_store
 from ._cache import CallCache
 from ._litellm import import_litellm, routed_model
-from ._openai_http import ROUTING_KWARGS, chat_body, openai_endpoint, parse_completion
+from ._openai_http import ROUTING_KWARGS, OpenAIHTTPTransport, chat_body, openai_endpoint, parse_completion
 from ._request import ChatRequest, Completion, compact_json
 
 if TYPE_CHECKING:
@@ -136,8 +136,17 @@ class Batcher:
 
     # -- what the session calls ---------------------------------------------------------------------------------
 
-    def check(self, request: ChatRequest) -> Target:
-        """The request's batch target; ConfigurationError when it cannot go into a batch."""
+    def check(self, request: ChatRequest, settings: CallSettings) -> Target:
+        """The request's batch target; ConfigurationError when it cannot go into a batch: its provider has no batch
+        API, or its judge sends through a transport of its own (a script, a fake), which a batch would bypass."""
+        from ._litellm import LiteLLMTransport
+        from ._routing import AutoTransport
+
+        if not isinstance(settings.transport, (AutoTransport, OpenAIHTTPTransport, LiteLLMTransport)):
+            raise ConfigurationError(
+                f"batch=True sends the calls to the provider's batch API itself, so this judge's transport "
+                f"{settings.transport!r} would not be used: judge it without batch=True"
+            )
         return batch_target(request.model, request.params)
 
     async def complete(
@@ -148,7 +157,7 @@ class Batcher:
         waiting = self._waiting.get(key)
         if waiting is not None:  # the same request twice in one run: one custom_id, one answer
             return replace(await asyncio.shield(waiting.future), cached=True)
-        target = self.check(request)
+        target = self.check(request, settings)
         budget = session.budget
         reservation = await budget.reserve(request) if budget is not None else None
         cost: float | None = 0.0

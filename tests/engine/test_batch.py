@@ -327,3 +327,13 @@ def test_a_budget_holds_batched_calls_back_until_their_batch_settles():
     assert 1 <= judged.sum() < 6 and res.votes.loc[judged, "batch_id"].notna().all()
     assert res.votes.loc[~judged, "error"].str.startswith("budget:").all()
     assert res.votes["cost_usd"].sum() <= budget
+
+
+def test_a_judge_with_a_transport_of_its_own_is_refused_before_anything_is_sent():
+    from judgewidgets.testing import ScriptedTransport
+
+    scripted = ScriptedTransport(lambda request, attempt: '{"score": 4}')
+    judge = jw.LLMJudge("openai/test", template="likert", transport=scripted, cache=False)
+    with pytest.raises(ConfigurationError, match="transport"):
+        judge.score(PROMPTS, RESPONSES, batch=True, progress=False)
+    assert scripted.requests == []
