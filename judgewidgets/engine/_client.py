@@ -257,14 +257,14 @@ class CallSession:
                         retry_after = min(retry_after, policy.max_retry_after)
                     elif overload:
                         retry_after = delay  # an overload without retry-after: the endpoint backs off too
-                    pacer.rate_limited(ticket, retry_after, failure.limits, overload=overload)
+                    pacer.rate_limited(ticket, retry_after, failure.limits, overload=overload, fresh=waits == 0)
                     alone = _Refusals.after(alone, pacer, time.monotonic())
                     why = None
                     if alone.own_failure(policy, pacer.answers > answers_before):
                         why = (
                             f"refused {alone.count} times in {alone.span_s:.0f} s while {pacer.label} answered "
-                            "other calls and refused none: this request's own failure (larger than a tokens-per-"
-                            "minute limit?), not a reason to wait"
+                            "other calls and refused no new one: this request's own failure (larger than a "
+                            "tokens-per-minute limit?), not a reason to wait"
                         )
                     elif pacer.stalled_for(started) >= policy.rate_limit_patience:
                         why = (
@@ -298,20 +298,20 @@ class CallSession:
 
 @dataclass(frozen=True)
 class _Refusals:
-    """One request's refusals (429s, overloads) since its first, while its endpoint refused no other call."""
+    """One request's refusals (429s, overloads) since its first, while its endpoint refused no fresh call (one
+    never refused before: a limit that binds refuses those too; requests refused forever do not count)."""
 
     count: int
     first_at: float
     last_at: float
-    endpoint_refusals: int  # the endpoint's refusals and overloads at the last of them
+    fresh_refusals: int  # the endpoint's refusals of fresh calls at this request's first refusal
 
     @classmethod
     def after(cls, before: _Refusals | None, pacer: EndpointPacer, now: float) -> _Refusals:
-        """The record once one more refusal came: a new one when another call was refused meanwhile."""
-        total = pacer.refusals + pacer.overloads
-        if before is None or total != before.endpoint_refusals + 1:
-            return cls(1, now, now, total)
-        return cls(before.count + 1, before.first_at, now, total)
+        """The record once one more refusal came: a new one when a fresh call was refused meanwhile."""
+        if before is None or pacer.fresh_refusals != before.fresh_refusals:
+            return cls(1, now, now, pacer.fresh_refusals)
+        return cls(before.count + 1, before.first_at, now, before.fresh_refusals)
 
     @property
     def span_s(self) -> float:
@@ -319,7 +319,7 @@ class _Refusals:
 
     def own_failure(self, policy: RetryPolicy, others_answered: bool) -> bool:
         """Whether the refusals are this request's own: refused again and again, for long enough, while the
-        endpoint answered other calls and refused none of them (a request larger than a token limit)."""
+        endpoint answered other calls and refused no new one (a request larger than a token limit)."""
         return others_answered and self.count > OWN_REFUSALS and self.span_s >= policy.own_refusal_patience
 
 

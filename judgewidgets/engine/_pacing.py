@@ -117,6 +117,7 @@ class EndpointPacer:
         self.answers = 0
         self.refusals = 0
         self.overloads = 0
+        self.fresh_refusals = 0
         self.waited_s = 0.0
 
     def __repr__(self) -> str:
@@ -325,10 +326,17 @@ class EndpointPacer:
             self._wake_first()
 
     def rate_limited(
-        self, ticket: Ticket, retry_after: float | None, reading: LimitReading | None = None, *, overload: bool = False
+        self,
+        ticket: Ticket,
+        retry_after: float | None,
+        reading: LimitReading | None = None,
+        *,
+        overload: bool = False,
+        fresh: bool = True,
     ) -> None:
         """A call was refused with a 429, or the endpoint said it is overloaded (529, 503): the whole endpoint
-        pauses, and the pace comes down."""
+        pauses, and the pace comes down. `fresh`: the call had not been refused before (`fresh_refusals` counts
+        those: a limit that binds refuses them, a request refused forever is never fresh again)."""
         with self._lock:
             now = self._clock()
             self._release(ticket)
@@ -336,6 +344,8 @@ class EndpointPacer:
                 self.overloads += 1
             else:
                 self.refusals += 1
+            if fresh:
+                self.fresh_refusals += 1
             if reading is not None:
                 self._learn(now, reading)
             if ticket.sent_at <= self._reacted_at:  # sent before the last pause began: that pause answers it too

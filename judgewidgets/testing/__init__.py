@@ -25,7 +25,7 @@ from ._batch import BatchPlan
 from ._batch_server import BatchTestServer
 from ._faults import FaultKind, FaultPlan
 from ._limits import ProviderLimit
-from ._responders import Responder, echo, fixed, hashed_score, json_score
+from ._responders import Responder, echo, fits_schema, fixed, hashed_score, json_score
 from ._server import OpenAITestServer
 from ._stats import RecordedRequest, ServerStats
 from ._transport import Reply, ScriptedTransport
@@ -43,6 +43,7 @@ __all__ = [
     "ScriptedTransport",
     "ServerStats",
     "echo",
+    "fits_schema",
     "fixed",
     "hashed_score",
     "json_score",

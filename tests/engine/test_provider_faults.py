@@ -180,7 +180,21 @@ def test_a_429_for_one_request_alone_is_its_own_failure_and_never_a_tight_loop(
     assert "this request's own failure" in stuck, stuck
     assert 5 <= votes[10].attempts <= 20, votes[10].attempts  # a few tries, each after a backoff
     assert sent <= 20 + 20
-    assert took < 30
+    assert took < 120  # not the 600 s of rate_limit_patience (a 429 without retry-after pauses 1, 2, 4 ... s)
+
+
+def test_one_rows_429s_are_its_own_failure_for_every_judge_of_a_panel_on_one_model(transport: object) -> None:
+    """Three judges on one endpoint: the same row is refused for each (three requests refused forever), the other
+    rows of all three are answered; each judge's vote of that row fails as its own, none waits the 600 s."""
+    with OpenAITestServer(json_score(4), faults=FaultPlan(retry_after_header="0")) as server:
+        responses = ["fine"] * 5 + ["stuck [[fault:429]]"] + ["fine"] * 4
+        policy = jw.RetryPolicy(initial_delay=0.05, max_delay=0.2, own_refusal_patience=0.5)
+        panel = jw.LLMPanel([judge(server, transport, name=f"j{k}", retry=policy) for k in range(3)])
+        result = score(panel, 10, responses)
+    votes = result.votes
+    stuck = votes[votes["item"] == 5]
+    assert votes.loc[votes["item"] != 5, "error"].isna().all()
+    assert stuck["error"].str.contains("this request's own failure").all(), stuck["error"].tolist()
 
 
 def test_a_rate_limit_shared_by_every_call_is_not_blamed_on_one() -> None:
