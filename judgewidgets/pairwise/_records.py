@@ -336,6 +336,8 @@ class PairwiseResult(BaseModel, Keepable):
         out["cost_usd"] = math.nan if usage.cost_usd is None else usage.cost_usd
         out["cached"] = usage.cached
         out["waited_s"] = usage.waited_s
+        if usage.batch_id is not None:  # judged through a batch API (batch=True): the batch it was paid under
+            out["batch_id"] = usage.batch_id
         return out
 
 

@@ -166,3 +166,13 @@ def test_a_panel_with_a_judge_without_a_batch_api_is_refused_before_any_call() -
         with pytest.raises(jw.ConfigurationError, match="ollama/llama3"):
             panel.score(["q"], ["a"], progress=False, batch=True)
         assert server.stats.total == 0 and sum(server.batch_counts.values()) == 0
+
+
+def test_pairwise_tables_name_the_batch_their_verdicts_were_paid_under() -> None:
+    with BatchTestServer(Answers(), delay=0.02) as server:
+        judge = jw.PairwiseJudge("openai/test", api_base=server.base_url, api_key="k", cache=False)
+        batched = judge.compare_many(PAIRS, progress=False, batch=True)
+        live = judge.compare_many(PAIRS, progress=False)
+    assert batched["batch_id"].str.startswith("batch_").all()
+    assert all(v["batch_id"] for v in batched.attrs["verdicts"])
+    assert "batch_id" not in live.columns  # a live table is as it was
