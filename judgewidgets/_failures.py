@@ -35,8 +35,9 @@ __all__ = [
 
 _HTTP_STATUS = re.compile(r"\(HTTP (\d{3})\)")
 # A call the engine did not send because another call of the run was answered with an error that ends them all
-# (a refused key, a spent quota): "not sent: openai/a answered another call of this run with: key refused ...".
-_ECHOED = re.compile(r"not sent: .*? with: ")
+# (a refused key, a spent quota): "key refused ...: <the provider's message> [not sent: openai/a answered another
+# call of this run so; it is sent nothing more]" (engine/_client.py).
+_ECHOED = re.compile(r" \[not sent: [^\]]*\]$")
 # litellm: "Missing Anthropic API Key - A call is being made ..."; the openai SDK: "The api_key client option must
 # be set either by passing api_key to the client or by setting the OPENAI_API_KEY environment variable".
 _KEY_MISSING = re.compile(r"missing [\w ]{0,40}api[ _]key|api_key client option must be set", re.IGNORECASE)

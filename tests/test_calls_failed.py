@@ -45,7 +45,10 @@ def test_the_line_counts_failures_and_names_the_most_common_error() -> None:
     line = calls_failed_line([timeout, REFUSED, REFUSED.replace("provided", "provided: sk-***"), None])
     assert line == f"3 of 4 calls failed: {REFUSED} (2 times; 1 other error)"
     # a call the engine did not send because another was refused fails for the same reason
-    echoed = "infrastructure: not sent: openai/a answered another call of this run with: key refused: no"
+    echoed = (
+        "infrastructure: key refused: no [not sent: openai/a answered another call of this run so; it is sent "
+        "nothing more]"
+    )
     assert calls_failed_line(["infrastructure: key refused: no", echoed]) == (
         "2 of 2 calls failed: infrastructure: key refused: no"
     )
