@@ -26,6 +26,7 @@ from typing import Any, Literal, cast
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from .._batching import Batching, BatchRetry, batchable
 from .._errors import ConfigurationError, InputError
 from .._progress import Progress
 from .._records import _as_text_list, build_conversation_items
@@ -308,6 +309,8 @@ class LeveledRubric:
         target: Target | None = None,
         grader: CriterionGrader | str | LLMJudge | Sequence[str | LLMJudge] = "local",
         max_cost_usd: float | None = None,
+        batch: bool | Batching = False,
+        batch_retry: BatchRetry | None = None,
     ) -> LeveledReport:
         """Grade one submission (the answer to `query`, optionally with retrieved `context`), or one
         `conversation` (messages in the OpenAI chat format, or their JSON): the whole of it, or its last turn in
@@ -326,9 +329,12 @@ class LeveledRubric:
                 target=target,
                 grader=grader,
                 max_cost_usd=max_cost_usd,
+                batch=batch,
+                batch_retry=batch_retry,
             )
         )
 
+    @batchable
     async def agrade(
         self,
         submission: str | None = None,
@@ -340,6 +346,8 @@ class LeveledRubric:
         target: Target | None = None,
         grader: CriterionGrader | str | LLMJudge | Sequence[str | LLMJudge] = "local",
         max_cost_usd: float | None = None,
+        batch: bool | Batching = False,
+        batch_retry: BatchRetry | None = None,
     ) -> LeveledReport:
         """Async twin of `grade`."""
         if conversation is not None:
@@ -353,6 +361,8 @@ class LeveledRubric:
                 grader=grader,
                 progress=False,
                 max_cost_usd=max_cost_usd,
+                batch=batch,
+                batch_retry=batch_retry,
             )
         elif target is not None:
             raise InputError("target= applies to a conversation; give conversation=")
@@ -360,7 +370,15 @@ class LeveledRubric:
             if not isinstance(submission, str):
                 raise InputError(f"submission must be a string, got {type(submission).__name__}")
             result = await self.agrade_many(
-                [submission], [query], [context], [reference], grader=grader, progress=False, max_cost_usd=max_cost_usd
+                [submission],
+                [query],
+                [context],
+                [reference],
+                grader=grader,
+                progress=False,
+                max_cost_usd=max_cost_usd,
+                batch=batch,
+                batch_retry=batch_retry,
             )
         return result.reports[0].model_copy(update={"provenance": result.provenance})
 
@@ -376,6 +394,8 @@ class LeveledRubric:
         grader: CriterionGrader | str | LLMJudge | Sequence[str | LLMJudge] = "local",
         progress: bool | Progress = True,
         max_cost_usd: float | None = None,
+        batch: bool | Batching = False,
+        batch_retry: BatchRetry | None = None,
     ) -> LeveledResult:
         """Grade every submission concurrently, or every conversation (`conversations=`: message lists or their
         JSON, each whole or on its last turn by `target`, with one context and reference per conversation); one
@@ -394,9 +414,12 @@ class LeveledRubric:
                 grader=grader,
                 progress=progress,
                 max_cost_usd=max_cost_usd,
+                batch=batch,
+                batch_retry=batch_retry,
             )
         )
 
+    @batchable
     async def agrade_many(
         self,
         submissions: Sequence[str] | None = None,
@@ -410,6 +433,8 @@ class LeveledRubric:
         progress: bool | Progress = True,
         session: CallSession | None = None,
         max_cost_usd: float | None = None,
+        batch: bool | Batching = False,
+        batch_retry: BatchRetry | None = None,
     ) -> LeveledResult:
         """Async twin of `grade_many`; `session` lets a pipeline share its call limits (and its budget)."""
         views: list[JudgedConversation | None] | None = None
@@ -451,6 +476,8 @@ class LeveledRubric:
             progress,
             session,
             max_cost_usd,
+            batch=batch,
+            batch_retry=batch_retry,
         )
 
     async def _agrade_items(
@@ -464,6 +491,8 @@ class LeveledRubric:
         progress: bool | Progress = False,
         session: CallSession | None = None,
         max_cost_usd: float | None = None,
+        batch: bool | Batching = False,
+        batch_retry: BatchRetry | None = None,
     ) -> LeveledResult:
         """Grade checked items (each with its conversation view, if any) through `grader._grade_item`, the path
         `CriterionGrader` takes; the pipeline's leveled stage calls this with its own items."""
@@ -474,6 +503,8 @@ class LeveledRubric:
             f"grading {len(self)} dimensions",
             session=session,
             max_cost_usd=max_cost_usd,
+            batch=batch,
+            batch_retry=batch_retry,
             makers=grader.judges,
         ) as run:
             reports = await asyncio.gather(

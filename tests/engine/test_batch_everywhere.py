@@ -15,7 +15,7 @@ import judgewidgets as jw
 from judgewidgets.testing import BatchTestServer
 from judgewidgets.testing._responders import content_text
 
-ANSWER = {"score": 4, "verdict": "A", "outcome": "MET", "met": True, "level": 3, "explanation": "ok"}
+ANSWER = {"score": 4, "verdict": "A", "outcome": "MET", "met": True, "selected_option": 1, "explanation": "ok"}
 
 
 class Answers:
@@ -36,6 +36,7 @@ class Answers:
 
 
 RUBRIC = jw.Rubric([jw.Criterion(name="correct", requirement="The answer is correct.")])
+LEVELED = jw.LeveledRubric([jw.Dimension("accuracy", 1, {1: "Wrong", 3: "Partly", 5: "Right"})])
 PAIRS = pd.DataFrame({"question": ["2+2?", "3+3?"], "response_a": ["4", "6"], "response_b": ["5", "7"]})
 Make = Callable[[str], Any]  # kind ("likert" | "pairwise") → a judge of that kind on the protocol under test
 Run = Callable[[Make], Any]
@@ -94,6 +95,16 @@ RUNS: list[tuple[str, Run, Callable[[Any], int]]] = [
         "CriterionGrader.grade_many",
         lambda make: jw.CriterionGrader([make("likert")]).grade_many(RUBRIC, ["4", "5"], progress=False, batch=True),
         lambda r: sum(len(c.errors) for report in r.reports for c in report.criteria),
+    ),
+    (
+        "LeveledRubric.grade",
+        lambda make: LEVELED.grade("4", "2+2?", grader=[make("likert")], batch=True),
+        lambda r: sum(len(c.errors) for c in r.report.criteria),
+    ),
+    (
+        "LeveledRubric.grade_many",
+        lambda make: LEVELED.grade_many(["4", "5"], grader=[make("likert")], progress=False, batch=True),
+        lambda r: sum(len(c.errors) for x in r.reports for c in x.report.criteria),
     ),
     (
         "EvaluationPipeline.run",
