@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .._batching import Batching, BatchRetry, batchable
 from .._errors import ConfigurationError
 from .._progress import Progress
 from .._records import Item, judged_items
@@ -95,6 +96,8 @@ class AspectEvaluator:
         *,
         progress: bool | Progress = True,
         max_cost_usd: float | None = None,
+        batch: bool | Batching = False,
+        batch_retry: BatchRetry | None = None,
         **conversations: Any,
     ) -> AspectResult:
         """Score every aspect of every response, or of every conversation (`conversations=`, or `data=` with
@@ -102,10 +105,18 @@ class AspectEvaluator:
         `max_cost_usd` is the run's budget: the aspects left are recorded as not run (error `budget: ...`)."""
         return run_sync(
             self.aevaluate(
-                prompts, responses, references, progress=progress, max_cost_usd=max_cost_usd, **conversations
+                prompts,
+                responses,
+                references,
+                progress=progress,
+                max_cost_usd=max_cost_usd,
+                batch=batch,
+                batch_retry=batch_retry,
+                **conversations,
             )
         )
 
+    @batchable
     async def aevaluate(
         self,
         prompts: Sequence[str] | str | None = None,
@@ -114,12 +125,16 @@ class AspectEvaluator:
         *,
         progress: bool | Progress = True,
         max_cost_usd: float | None = None,
+        batch: bool | Batching = False,
+        batch_retry: BatchRetry | None = None,
         **conversations: Any,
     ) -> AspectResult:
         """Async twin of `evaluate`."""
         items = judged_items(prompts, responses, references, **conversations)
         self.check()
-        return reported(await self.aevaluate_items(items, None, progress, max_cost_usd))
+        return reported(
+            await self.aevaluate_items(items, None, progress, max_cost_usd, batch=batch, batch_retry=batch_retry)
+        )
 
     async def aevaluate_items(
         self,
@@ -127,10 +142,14 @@ class AspectEvaluator:
         session: CallSession | None,
         progress: bool | Progress = False,
         max_cost_usd: float | None = None,
+        batch: bool | Batching = False,
+        batch_retry: BatchRetry | None = None,
     ) -> AspectResult:
         """Score checked items in a run of their own (with its budget), or within a caller's session (what
         pipelines use)."""
-        result = await self.panel.ascore_items(list(items), session, progress, max_cost_usd)
+        result = await self.panel.ascore_items(
+            list(items), session, progress, max_cost_usd, batch=batch, batch_retry=batch_retry
+        )
         return AspectResult(
             items=list(items),
             aspects=list(self.aspects),

@@ -107,6 +107,13 @@ RUNS: list[tuple[str, Run, Callable[[Any], int]]] = [
         lambda r: sum(len(c.errors) for x in r.reports for c in x.report.criteria),
     ),
     (
+        "AspectEvaluator.evaluate",
+        lambda make: jw.AspectEvaluator(["relevance", "clarity"], judge=make("likert")).evaluate(
+            ["2+2?", "3+3?"], ["4", "6"], progress=False, batch=True
+        ),
+        lambda r: _errors(r.panel.votes["error"]),
+    ),
+    (
         "EvaluationPipeline.run",
         lambda make: jw.EvaluationPipeline({"quality": make("likert")}).run(
             ["2+2?", "3+3?"], ["4", "6"], progress=False, batch=True
