@@ -42,6 +42,7 @@ from ._errors import (
     RegressionError,
     SavedRunError,
     ShardFailedError,
+    UnknownModelWarning,
 )
 from ._examples import load_example
 from ._records import Item, Vote
@@ -208,6 +209,7 @@ __all__ = [
     "Tournament",
     "TournamentResult",
     "TournamentView",
+    "UnknownModelWarning",
     "Vote",
     "__version__",
     "agreement",

@@ -327,7 +327,10 @@ def _score(args: argparse.Namespace) -> int:
         _say(f"note: {' or '.join(keys)} is not set; judge {name!r} will likely fail")
     if args.estimate:
         print(estimate)
-        return EXIT_OK
+        unknown = [j for j in estimate.judges if j.unknown_model]
+        for j in unknown:
+            _say(f"error: judge {j.judge!r}: {j.unknown_model} (with --api-base, a server of your own may name it)")
+        return EXIT_USAGE if unknown else EXIT_OK
     if args.max_cost_usd is not None and args.no_cache:
         _say("note: with --no-cache a rerun with a larger --max-cost-usd pays again for the rows already judged")
     batching = {"batch": True, "batch_retry": args.batch_retry} if args.batch else {}

@@ -24,7 +24,9 @@ batch never loses its other rows; they are raised only by single-call helpers: t
 (`Template.read`, `PairwiseJudge.read`) raise `ParseError`, which is also a `ValueError`.
 `CallFailure` is defined in `judgewidgets.engine` (it carries the engine's classification of the failure).
 
-One warning, not an exception: `CallsFailedWarning` (a `UserWarning`) says after a run that some of its calls
+Two warnings, not exceptions: `UnknownModelWarning` (a `UserWarning`) when a judge names a hosted model litellm
+does not know and no `api_base` (a typo, most likely; the closest names are offered), before any call; and
+`CallsFailedWarning` (a `UserWarning`) says after a run that some of its calls
 failed, "3 of 8 calls failed: <the most common error>", the line the result's HTML and text also start with.
 Jupyter shows it under the cell; `warnings.filterwarnings("ignore", category=jw.CallsFailedWarning)` silences it,
 `"error"` makes a script stop on it.
@@ -47,6 +49,7 @@ __all__ = [
     "RegressionError",
     "SavedRunError",
     "ShardFailedError",
+    "UnknownModelWarning",
     "configuration_error",
 ]
 
@@ -129,6 +132,12 @@ class RegressionError(JudgeWidgetsError, AssertionError):
 class CallsFailedWarning(UserWarning):
     """Some calls of a run failed (their votes are recorded, unscored): "N of M calls failed: <the most common
     error>". Warned once after every run method that had failures, of every result kind; filter it by category."""
+
+
+class UnknownModelWarning(UserWarning):
+    """A judge names a hosted model litellm does not know, with no `api_base` of the user's: most likely a typo
+    ("litellm does not know model 'openai/gpt4o-mini'; did you mean 'openai/gpt-4o-mini'?"). Warned when the judge
+    is made, before any call."""
 
 
 def configuration_error(what: str, error: ValidationError) -> ConfigurationError:

@@ -47,7 +47,6 @@ _KEY_MISSING = re.compile(r"missing [\w ]{0,40}api[ _]key|api_key client option 
 _CAUSES: tuple[tuple[str, str], ...] = (
     # The engine's own words first (engine/_faults.py): they lead the provider's message.
     ("quota spent", "quota spent (not a rate limit: add credit or use another key)"),
-    ("key refused", "API key refused"),
     ("unknown model", "unknown model (check the model name)"),
     ("request too large", "request too large for the endpoint's limit"),
     ("this request's own failure", "refused again and again while other calls were answered"),

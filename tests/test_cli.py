@@ -188,7 +188,7 @@ def test_a_refused_key_exits_1_and_says_401_without_showing_the_key(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-key-1234")
     with OpenAITestServer(json_score(4), api_key="sk-right") as keyed:
         code = main(score_argv(source, out, "--judge", "openai/a", "--api-base", keyed.base_url))
-        assert keyed.stats.by_status == {401: 3}  # 401 is not retried
+        assert keyed.stats.by_status == {401: 1}  # a refused key ends the endpoint: nothing more is sent
     assert code == 1
     err = capsys.readouterr().err
     assert "judge 'openai/a': 3 of 3 calls failed: API key refused (401)" in err

@@ -6,11 +6,13 @@ import gc
 import os
 import sys
 import time
+import warnings
+from collections.abc import Mapping
 from functools import lru_cache
 from types import ModuleType
 from typing import Any
 
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, UnknownModelWarning
 from ._faults import CallFailure
 from ._limit_headers import LimitReading, provider_headers, read_limit_headers, retry_after_of
 from ._request import ChatRequest, Completion, token_logprobs
@@ -71,6 +73,55 @@ def check_model(model: str, params: dict[str, Any]) -> None:
             "e.g. 'openai/gpt-4o-mini', 'anthropic/claude-3-5-haiku-latest', 'ollama/llama3', "
             "or 'openai/<name>' with api_base=... for an OpenAI-compatible server"
         ) from exc
+    unknown = unknown_model(model, params)
+    if unknown is not None:  # a typo, most likely: said before any call, and the provider's 404 ends the run
+        warnings.warn(
+            f"{unknown} (no price, and the provider will likely answer that it does not exist; a model of a server "
+            "of your own needs api_base=...)",
+            UnknownModelWarning,
+            stacklevel=2,
+        )
+
+
+def unknown_model(model: str, params: Mapping[str, Any]) -> str | None:
+    """None when litellm knows `model`, or the calls go to a server of the user's (`api_base`, a provider's base-URL
+    variable), the embedded judge or a mocked answer; else what to tell the user, with the closest names litellm
+    knows ("litellm does not know model 'openai/gpt4o-mini'; did you mean 'openai/gpt-4o-mini'?")."""
+    if is_local_model(model) or "mock_response" in params:
+        return None
+    from ._openai_http import custom_base_url
+
+    if custom_base_url(model, params) is not None or _known_model(model):
+        return None
+    close = _closest_models(model)
+    hint = f"; did you mean {' or '.join(repr(name) for name in close)}?" if close else ""
+    return f"litellm does not know model {model!r}{hint}"
+
+
+@lru_cache(maxsize=256)
+def _known_model(model: str) -> bool:
+    try:
+        import_litellm().get_model_info(model)
+    except Exception:
+        return False
+    return True
+
+
+@lru_cache(maxsize=64)
+def _closest_models(model: str, n: int = 3) -> tuple[str, ...]:
+    """The names litellm's model map knows that are closest to `model`, each as 'provider/name'."""
+    import difflib
+
+    prefix, slash, _ = model.partition("/")
+    named: dict[str, str] = {}  # the name compared (with the provider when the user gave one) -> shown
+    for key, info in import_litellm().model_cost.items():
+        provider = str(info.get("litellm_provider") or "") if isinstance(info, dict) else ""
+        if not provider or (slash and provider != prefix):
+            continue
+        full = key if key.startswith(f"{provider}/") else f"{provider}/{key}"
+        named.setdefault(full if slash else full.removeprefix(f"{provider}/"), full)
+    close = difflib.get_close_matches(model, sorted(named), n=n, cutoff=0.75)
+    return tuple(dict.fromkeys(named[name] for name in close))
 
 
 def supports_logprobs(model: str, params: dict[str, Any]) -> bool:

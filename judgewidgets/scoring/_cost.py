@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from .._constants import ESTIMATED_EXPLANATION_TOKENS, ESTIMATED_SCORE_TOKENS, PACING_HEADROOM
 from ..engine import Caller, rate_limits
-from ..engine._litellm import is_local_model
+from ..engine._litellm import is_local_model, unknown_model
 from ..engine._prompt_cache import estimated_cost
 from ..engine._usage import known_sum
 
@@ -33,6 +33,7 @@ class JudgeCostEstimate(BaseModel):
     tpm: float | None = None
     answering_calls: int = 0  # of `calls`, those answering questions first (commit-first)
     solver: str | None = None  # the model that answers them, when the judge commits first
+    unknown_model: str | None = None  # litellm does not know the model (a typo?): what to tell the user
 
 
 class CostEstimate(BaseModel):
@@ -95,9 +96,13 @@ class CostEstimate(BaseModel):
 
     def __str__(self) -> str:
         total = "unknown (no price for some model)" if self.total_usd is None else f"${self.total_usd:.4f}"
+        if any(j.unknown_model for j in self.judges):
+            total = "unknown (an unknown model: check its name)"
         lines = [f"estimated cost: {total}{' (batch price)' if self.batch else ''}{self._duration_text()}"]
         for j in self.judges:
             cost = "no price" if j.cost_usd is None else f"${j.cost_usd:.4f}"
+            if j.unknown_model is not None:
+                cost = f"unknown model: {j.unknown_model.removeprefix('litellm does not know model ')}"
             limits = ", ".join(f"{v:,.0f} {k}" for k, v in (("RPM", j.rpm), ("TPM", j.tpm)) if v)
             answering = f" ({j.answering_calls} answering first with {j.solver})" if j.answering_calls else ""
             lines.append(
@@ -148,6 +153,7 @@ def estimate_calls(
         endpoint=endpoint,
         rpm=rpm,
         tpm=tpm,
+        unknown_model=unknown_model(caller.model, caller.litellm_kwargs) if cost is None else None,
     )
 
 
