@@ -332,7 +332,7 @@ class Caller:
         """Ask once and read the answer with `read` (ValueError when it cannot), re-asking up to `reasks` times;
         a failure is recorded on the Answer, never raised. `sample` tells repeated draws apart in the cache."""
         request, prefix = self.cached_layout(self.shaped(ChatRequest(self.model, messages, params, sample)))
-        if prefix is None:
+        if prefix is None or session.batcher is not None:  # a batch is answered as a whole: nothing to warm
             return await ask(session, request, self.settings, self.secrets, read, self.reasks, self.uses_prefill())
         warmer = self._warmers.setdefault(session, PrefixWarmer())
         first = await warmer.enter(prefix)  # the prefix's first request goes alone: the rest find it cached

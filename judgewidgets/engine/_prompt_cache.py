@@ -16,6 +16,7 @@ What the providers need besides (`prompt_cache="auto"`, the default):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import re
 from collections.abc import Sequence
@@ -42,6 +43,7 @@ __all__ = [
 
 PromptCacheChoice = Literal["auto", "1h"] | bool
 OPENAI_MINIMUM = 1024
+WARM_WAIT_S = 15.0  # the longest the rest of a run waits for a prefix's first answer
 # Anthropic's minimum cacheable prompt lengths (its prompt-caching guide), first match wins; 1,024 otherwise.
 ANTHROPIC_MINIMUM: tuple[tuple[re.Pattern[str], int], ...] = (
     (re.compile(r"haiku-4|opus-4-[5-9]"), 4096),
@@ -130,13 +132,15 @@ class PrefixWarmer:
         self._answered: dict[str, asyncio.Event] = {}
 
     async def enter(self, key: str) -> bool:
-        """Wait until a request with this prefix was answered; True when this one is the first, to go now (it
+        """Wait until a request with this prefix was answered (at most `WARM_WAIT_S`: a first request that hangs
+        must not hold the run; the others then only miss the cache); True when this one is the first, to go now (it
         must call `answered` when done)."""
         event = self._answered.get(key)
         if event is None:
             self._answered[key] = asyncio.Event()
             return True
-        await event.wait()
+        with contextlib.suppress(asyncio.TimeoutError, TimeoutError):
+            await asyncio.wait_for(event.wait(), WARM_WAIT_S)
         return False
 
     def answered(self, key: str) -> None:

@@ -102,3 +102,38 @@ class Usage(BaseModel):
             list_cost_usd=known_sum(p.list_cost_usd for p in parts),
             batch_id=next((p.batch_id for p in reversed(parts) if p.batch_id), None),
         )
+
+
+COST_COLUMNS = (
+    "calls",
+    "failed",
+    "prompt_tokens",
+    "completion_tokens",
+    "prompt_cache_read_tokens",
+    "prompt_cache_write_tokens",
+    "reasoning_tokens",
+    "cost_usd",
+    "list_cost_usd",
+)
+
+
+def cost_summary(records: Iterable[tuple[str, Usage, str | None]]) -> Any:
+    """Per judge (a DataFrame indexed by judge, in order of appearance): calls (attempts, retries and re-asks
+    included), failed votes, tokens of each kind (None where the provider said nothing), `cost_usd` as billed and
+    `list_cost_usd` (the same tokens at list price, live, without a prompt cache), each the sum of what is known,
+    as a DataFrame's `sum` skips NaN. `records` are (judge, the vote's usage, its error)."""
+    import pandas as pd
+
+    by_judge: dict[str, list[tuple[Usage, str | None]]] = {}
+    for judge, usage, error in records:
+        by_judge.setdefault(judge, []).append((usage, error))
+    rows = {}
+    for judge, votes in by_judge.items():
+        rows[judge] = {
+            "calls": sum(u.attempts for u, _ in votes),
+            "failed": sum(1 for _, e in votes if e),
+            **{name: said_sum(getattr(u, name) for u, _ in votes) for name in COST_COLUMNS[2:]},
+        }
+    frame = pd.DataFrame.from_dict(rows, orient="index", columns=list(COST_COLUMNS))
+    frame.index.name = "judge"
+    return frame

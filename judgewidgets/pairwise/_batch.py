@@ -10,6 +10,7 @@ import pandas as pd
 from .._errors import InputError
 from .._saved import Dump, KeptFrame, column_errors
 from ..engine import Usage
+from ..engine._usage import cost_summary
 from ._records import (
     PairItem,
     PairwiseResult,
@@ -52,10 +53,21 @@ class PairwiseTable(KeptFrame):
     @property
     def usage(self) -> Usage:
         """What every order's calls cost together (from `attrs["verdicts"]`: two calls per pair when swapped)."""
-        verdicts = [dict(v) for v in self.attrs.get("verdicts") or []]
-        return Usage.total(
-            Usage(**{k: None if pd.isna(v[k]) else v[k] for k in Usage.model_fields if k in v}) for v in verdicts
-        )
+        return Usage.total(usage for _, usage, _ in self._order_usages())
+
+    def summary(self) -> pd.DataFrame:
+        """Per judge: calls, failed orders, tokens of each kind, cost as billed and at list price (`cost_summary`,
+        from `attrs["verdicts"]`)."""
+        return cost_summary(self._order_usages())
+
+    def _order_usages(self) -> list[tuple[str, Usage, str | None]]:
+        """(judge, usage, error) of every order's verdict in `attrs["verdicts"]` (NaN read back as None)."""
+        out = []
+        for v in self.attrs.get("verdicts") or []:
+            usage = Usage(**{k: None if pd.isna(v[k]) else v[k] for k in Usage.model_fields if k in v})
+            error = v.get("error")
+            out.append((str(v.get("judge")), usage, error if isinstance(error, str) else None))
+        return out
 
     @classmethod
     def _restore(cls, dump: Dump) -> PairwiseTable:

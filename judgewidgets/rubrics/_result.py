@@ -14,6 +14,7 @@ from .._review import ReviewPolicy, failure_kind, review_table
 from .._saved import Dump, Keepable, mean_or_nan, not_run_count, noted_html, plain, usage_of
 from ..agreement import fleiss_kappa, judge_vs_truth, krippendorff_alpha
 from ..engine import Usage
+from ..engine._usage import cost_summary
 from ._criterion import Criterion
 from ._records import CriterionVote, RubricReport, report_records, reports_from
 from ._rubric import Rubric
@@ -163,6 +164,10 @@ class GradingResult(Keepable):
     def usage(self) -> Usage:
         """What every call of the grading cost together."""
         return Usage.total(r.usage for r in self.reports)
+
+    def summary(self) -> pd.DataFrame:
+        """Per judge: calls, failed votes, tokens of each kind, cost as billed and at list price (`cost_summary`)."""
+        return cost_summary((v.judge_id, v, v.error) for v in self.vote_list)
 
     def votes_df(self) -> pd.DataFrame:
         """One row per (item, criterion, judge) vote, with shuffle order and errors."""

@@ -504,7 +504,7 @@ class LLMJudge(CommitsFirst):
             score=score,
             uncalibrated_score=uncalibrated,
             raw=answer.content,
-            explanation=explanation if self.explanations else None,
+            explanation=(explanation or thinking_of(answer)) if self.explanations else None,
             error=answer.error,
             score_source=None if answer.value is None else reading.source,
             fallback=reading.fallback,
@@ -539,3 +539,10 @@ class LLMJudge(CommitsFirst):
         from ._alignment import aalign_judge
 
         return await aalign_judge(self, labelled, label, **options)
+
+
+def thinking_of(answer: Any) -> str | None:
+    """A reasoning model's thinking text (kept apart from its verdict): the explanation of a vote asked to explain
+    whose answer gave none."""
+    completion = answer.completion
+    return completion.reasoning if completion is not None else None

@@ -122,6 +122,12 @@ def test_every_judge_kind_is_cached_and_reports_the_bill(server, anthropic_base,
         result = run(kind, judge)
         bill = server.stats.bill
         assert result.usage.cost_usd == pytest.approx(bill.cost_usd, rel=1e-9)  # reported cost = the bill
+        summary = result.summary()  # every result kind: per judge, each kind of token and both costs
+        assert summary["cost_usd"].sum() == pytest.approx(bill.cost_usd, rel=1e-9)
+        assert summary["list_cost_usd"].sum() == pytest.approx(bill.list_cost_usd, rel=1e-9)
+        assert summary["prompt_cache_read_tokens"].fillna(0).sum() == sum(
+            b.cache_read_tokens for b in bill.models.values()
+        )
         results[choice] = (result, bill)
     cached, bill = results["auto"]
     share = sum(b.cache_read_tokens for b in bill.models.values()) / sum(
@@ -191,3 +197,16 @@ def test_a_known_claude_model_at_another_address_is_cached_an_unknown_name_is_no
     bill = server.stats.bill.models["claude-sonnet-4-5"]
     assert result.votes["error"].isna().all() and bill.cache_read_tokens > 0
     assert result.usage.cost_usd == pytest.approx(bill.cost_usd, rel=1e-9)
+
+
+async def test_a_first_request_that_hangs_holds_the_rest_no_longer_than_the_warm_wait(monkeypatch) -> None:
+    import asyncio
+
+    from judgewidgets.engine import _prompt_cache
+
+    monkeypatch.setattr(_prompt_cache, "WARM_WAIT_S", 0.05)
+    warmer = _prompt_cache.PrefixWarmer()
+    assert await warmer.enter("k")  # the first goes, and never answers
+    assert await asyncio.wait_for(warmer.enter("k"), 1.0) is False  # the next goes after the wait
+    warmer.answered("k")
+    assert await warmer.enter("k") is False

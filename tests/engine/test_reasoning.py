@@ -93,3 +93,13 @@ def test_claude_with_thinking_judges_and_keeps_its_thinking_apart(server, monkey
     cut = jw.LLMJudge("anthropic/claude-sonnet-4-5", api_key="sk-test", cache=False, thinking=THINKING, max_tokens=1100)
     long = "[[reply:" + "word " * 100 + "]]"
     assert cut.score([long], ["a"], progress=False).vote_list[0].error.startswith("cut off:")
+
+
+def test_the_thinking_is_the_explanation_only_when_the_answer_gives_none(server, monkeypatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+    judge = jw.LLMJudge(
+        "anthropic/claude-sonnet-4-5", api_key="sk-test", cache=False, thinking=THINKING, explanations=True
+    )
+    vote = judge.score(['q [[reply:{"score": 4}]]'], ["a"], progress=False).vote_list[0]
+    assert vote.score == 0.75 and vote.explanation.startswith("Weigh the response against the criteria")
+    assert "Weigh" not in vote.raw  # the verdict's text holds no thinking
