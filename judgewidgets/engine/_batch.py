@@ -19,7 +19,6 @@ import logging
 import pickle
 import time
 import uuid
-import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -579,8 +578,6 @@ def recipe_bytes(owner: Any, method: str, args: tuple[Any, ...], kwargs: dict[st
         def reducer_override(self, obj: Any) -> Any:
             if isinstance(obj, Caller) and obj.secrets:
                 raise _HoldsSecret
-            if isinstance(obj, weakref.WeakKeyDictionary):  # per-run state keyed by a session: made anew
-                return weakref.WeakKeyDictionary, ()
             return NotImplemented
 
     buffer = io.BytesIO()
