@@ -35,7 +35,8 @@ EventLoopKind = Literal["uvloop", "asyncio"]
 
 EVENT_LOOP_ENV = "JUDGEWIDGETS_EVENT_LOOP"
 _POLL_S = 0.2  # how often the waiting thread looks up from the run (a signal arrives between two looks)
-CANCEL_WAIT_S = 5.0  # the most an interrupted run is waited for while it cancels (measured: milliseconds)
+CANCEL_WAIT_S = 1.5  # the most an interrupted run is waited for while it cancels (measured: milliseconds), so
+# Ctrl-C reaches the caller within 2 s whatever the run was doing
 SIGNAL_WAKE_S = 0.1  # how often a run on the main thread's loop wakes it, so a SIGINT handler runs
 
 

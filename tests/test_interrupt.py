@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from judgewidgets.engine import CallCache
-from judgewidgets.testing import OpenAITestServer, json_score
+from judgewidgets.testing import FaultPlan, OpenAITestServer, ProviderLimit, json_score
 
 ITEMS = 40
 CALLS = 2 * ITEMS  # a panel of two judges asking different questions
@@ -113,6 +113,33 @@ def test_ctrl_c_stops_a_script_whose_calls_are_all_waiting_on_a_slow_server(tmp_
         said = child.stdout.readline().split()
         assert child.wait(30) == 0 and said[0] == "interrupted", said
     assert float(said[1]) - sent_at < 30, "it stopped long before the slow server's first answer (120 s)"
+
+
+@pytest.mark.parametrize(
+    ("state", "faults", "limit"),
+    [
+        ("a pacer", FaultPlan(), ProviderLimit(rpm=60, headers="none")),
+        ("a 30 s retry-after", FaultPlan(rate_limit=1.0, retry_after=30), None),
+        ("a 529 backoff", FaultPlan(overloaded_529=1.0), None),
+    ],
+)
+def test_ctrl_c_stops_a_script_waiting_on_a_provider(
+    tmp_path: Path, state: str, faults: FaultPlan, limit: ProviderLimit | None
+) -> None:
+    """Waiting on a rate limit's pace, on a `retry-after` or on an overload's backoff, the run stops at once: the
+    waits are sleeps that cancel, in the sync facade's private loop (issue 42: the script did not stop)."""
+    script, cache = tmp_path / "run.py", tmp_path / "calls.sqlite"
+    with OpenAITestServer(json_score(4), faults=faults, limit=limit) as server:
+        script.write_text(SCRIPT.format(base=server.base_url, cache=str(cache), items=ITEMS))
+        child = subprocess.Popen([sys.executable, str(script), "sync"], stdout=subprocess.PIPE, text=True)
+        assert child.stdout is not None and child.stdout.readline().strip() == "started"
+        wait_for_requests(server, 2)
+        time.sleep(1.5)
+        sent_at = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        said = child.stdout.readline().split()
+        assert child.wait(30) == 0 and said[0] == "interrupted", (state, said)
+    assert float(said[1]) - sent_at < 10, f"waiting on {state}: stopped {float(said[1]) - sent_at:.1f} s after Ctrl-C"
 
 
 def test_ctrl_c_mid_command_exits_130_and_the_rerun_sends_only_the_rest(tmp_path: Path) -> None:
