@@ -158,8 +158,10 @@ def test_a_restart_mid_batch_resumes_the_recorded_batch(protocol, tmp_path):
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_resume_batch_rebuilds_the_result_after_a_restart(protocol, tmp_path, monkeypatch):
-    """The key from the environment (never written down): resume_batch makes the submitting call again."""
+@pytest.mark.parametrize("twin", ["resume_batch", "aresume_batch"])
+def test_resume_batch_rebuilds_the_result_after_a_restart(protocol, twin, tmp_path, monkeypatch):
+    """The key from the environment (never written down): resume_batch (or its async twin, awaited in a running
+    loop) makes the submitting call again."""
     monkeypatch.setenv("OPENAI_API_KEY" if protocol == "openai" else "ANTHROPIC_API_KEY", "sk-test-env")
     path = tmp_path / "calls.sqlite"
     with BatchTestServer(json_score(4), delay=30.0) as server:
@@ -171,7 +173,10 @@ def test_resume_batch_rebuilds_the_result_after_a_restart(protocol, tmp_path, mo
         batch_id = jw.batches(tmp_path)["batch_id"].iloc[0]
         assert b"sk-test-env" not in (tmp_path / "batches.sqlite").read_bytes()
         server.plan.delay = 0.0
-        res = jw.resume_batch(batch_id, tmp_path)
+        if twin == "resume_batch":
+            res = jw.resume_batch(batch_id, tmp_path)
+        else:
+            res = asyncio.run(jw.aresume_batch(batch_id, tmp_path))
         assert isinstance(res, type(judge.score(PROMPTS[:1], RESPONSES[:1], progress=False)))
         assert res.votes["batch_id"].tolist()[:4] == [batch_id] * 4
         assert _created(server, protocol) == 1
