@@ -22,6 +22,7 @@ BENCHMARKS = (
     "import_time",
     "panel_throughput",
     "fast_transport",
+    "batch_api",
     "distributed_scaling",
     "local_judge",
     "sequential_coverage",
