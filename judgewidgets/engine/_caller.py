@@ -244,10 +244,10 @@ class Caller:
 
     def uses_prefill(self, explanations: bool = False) -> bool:
         """Whether a request ends with the start of the answer: `prefill`, else for the embedded judge when no
-        explanation comes first."""
+        explanation comes first (never with Anthropic's thinking on, which refuses a prefilled answer)."""
         if self.prefill is not None:
             return bool(self.prefill)
-        return self.answers_steered() and not explanations
+        return self.answers_steered() and not explanations and thinking_budget(self.litellm_kwargs) is None
 
     def answers_steered(self) -> bool:
         """Whether answers are steered by a prefill and capped at a verdict's length (`LOCAL_ANSWER_MAX_TOKENS`):
@@ -377,6 +377,8 @@ class Caller:
         response_format = request.params.get("response_format")
         if not isinstance(response_format, dict) or not self.messages_api_elsewhere():
             return request
+        if thinking_budget(request.params) is not None:
+            return request  # Anthropic refuses a prefilled answer with thinking on: the schema stays
         if given := prefill_of(request.messages):
             return request.prefilled(request.messages[:-1], given, self._answer_tokens(request))
         schema = (response_format.get("json_schema") or {}).get("schema") or {}

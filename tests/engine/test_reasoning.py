@@ -103,3 +103,14 @@ def test_the_thinking_is_the_explanation_only_when_the_answer_gives_none(server,
     vote = judge.score(['q [[reply:{"score": 4}]]'], ["a"], progress=False).vote_list[0]
     assert vote.score == 0.75 and vote.explanation.startswith("Weigh the response against the criteria")
     assert "Weigh" not in vote.raw  # the verdict's text holds no thinking
+
+
+def test_thinking_is_never_asked_with_a_prefilled_answer(server) -> None:
+    caller = Caller("anthropic/claude-sonnet-4-5", api_base=server.url, thinking=THINKING)
+    assert caller.messages_api_elsewhere() and not caller.uses_prefill()
+    judge = jw.LLMJudge(
+        "anthropic/claude-sonnet-4-5", api_base=server.url, api_key="sk-test", cache=False, thinking=THINKING
+    )
+    vote = judge.score(["q"], ["a"], progress=False).vote_list[0]
+    sent = server.stats.requests[-1].body
+    assert vote.error is None and sent["messages"][-1]["role"] == "user" and "temperature" not in sent
