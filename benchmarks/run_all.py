@@ -23,6 +23,7 @@ BENCHMARKS = (
     "panel_throughput",
     "fast_transport",
     "batch_api",
+    "costs",
     "distributed_scaling",
     "local_judge",
     "sequential_coverage",
