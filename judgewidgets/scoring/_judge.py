@@ -507,7 +507,7 @@ class LLMJudge(CommitsFirst):
             explanation=(explanation or thinking_of(answer)) if self.explanations else None,
             error=answer.error,
             score_source=None if answer.value is None else reading.source,
-            fallback=reading.fallback,
+            fallback=reading.fallback or (REASONING_FALLBACK if answer.value is not None and self.reasons() else None),
             probabilities=reading.probabilities,
             confidence=reading.confidence,
             shortened=item.conversation.shortening if item.conversation is not None else None,
@@ -524,6 +524,11 @@ class LLMJudge(CommitsFirst):
         committed = await committer.commit(item.reference, question, session)
         return replace(item, reference=committed.reference), committed
 
+    def reasons(self) -> bool:
+        """Whether this judge's model reasons before it answers (its votes then come from the written answer, with
+        a note in `fallback`, unless `probability_weighted=False` says not to look for probabilities at all)."""
+        return self.caller.probability_weighted is not False and self.caller.reasons()
+
     # --- alignment -------------------------------------------------------------------------------------------
 
     def align(self, labelled: pd.DataFrame, label: str = "label", **options: Any) -> LLMJudge:
@@ -539,6 +544,9 @@ class LLMJudge(CommitsFirst):
         from ._alignment import aalign_judge
 
         return await aalign_judge(self, labelled, label, **options)
+
+
+REASONING_FALLBACK = "a reasoning model returns no logprobs: the written answer is the score"
 
 
 def thinking_of(answer: Any) -> str | None:

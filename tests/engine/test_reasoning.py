@@ -62,6 +62,8 @@ def test_an_openai_reasoning_judge_on_defaults_loses_no_row(server, transport: s
     result = judge.score(["q1", "q2", "q3"], ["a"] * 3, progress=False)
     votes = result.votes
     assert votes["error"].isna().all() and (votes["score"] == 0.75).all()
+    note = "a reasoning model returns no logprobs: the written answer is the score"
+    assert all(v.score_source == "answer" and v.fallback == note for v in result.vote_list)
     assert list(votes["reasoning_tokens"]) == [96, 96, 96]
     assert server.stats.by_status == {200: 3}
     assert result.usage.cost_usd == pytest.approx(server.stats.bill.cost_usd, rel=1e-9)
