@@ -259,18 +259,7 @@ class CallSession:
                         retry_after = delay  # an overload without retry-after: the endpoint backs off too
                     pacer.rate_limited(ticket, retry_after, failure.limits, overload=overload, fresh=waits == 0)
                     alone = _Refusals.after(alone, pacer, time.monotonic())
-                    why = None
-                    if alone.own_failure(policy, pacer.answers > answers_before):
-                        why = (
-                            f"refused {alone.count} times in {alone.span_s:.0f} s while {pacer.label} answered "
-                            "other calls and refused no new one: this request's own failure (larger than a "
-                            "tokens-per-minute limit?), not a reason to wait"
-                        )
-                    elif pacer.stalled_for(started) >= policy.rate_limit_patience:
-                        why = (
-                            f"{pacer.label} answered nothing for {policy.rate_limit_patience:g} s "
-                            "(RetryPolicy.rate_limit_patience); a daily limit does not pass with waiting"
-                        )
+                    why = _why_stop_waiting(alone, pacer, policy, started, pacer.answers > answers_before)
                     if why is not None:
                         raise _call_error(fault, f"{fault.message()} — {why}", hidden, tries, waited) from None
                     waits += 1
@@ -294,6 +283,24 @@ class CallSession:
     def flush(self) -> None:
         for cache in self.caches:
             cache.flush()
+
+
+def _why_stop_waiting(
+    alone: _Refusals, pacer: EndpointPacer, policy: RetryPolicy, started: float, others_answered: bool
+) -> str | None:
+    """Why a call refused (429) or turned away (overloaded) gives up waiting, or None while it should wait on."""
+    if alone.own_failure(policy, others_answered):
+        return (
+            f"refused {alone.count} times in {alone.span_s:.0f} s while {pacer.label} answered other calls and "
+            "refused no new one: this request's own failure (larger than a tokens-per-minute limit?), not a reason "
+            "to wait"
+        )
+    if pacer.stalled_for(started) >= policy.rate_limit_patience:
+        return (
+            f"{pacer.label} answered nothing for {policy.rate_limit_patience:g} s (RetryPolicy.rate_limit_patience); "
+            "a daily limit does not pass with waiting"
+        )
+    return None
 
 
 @dataclass(frozen=True)
