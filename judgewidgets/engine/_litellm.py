@@ -183,13 +183,6 @@ def token_prices(model: str) -> tuple[float, float] | None:
     return None if prices is None else (prices.input, prices.output)
 
 
-def cost_of(model: str, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
-    """Dollars for prompt and completion tokens at list price (`call_cost` prices cache and batch tokens too)."""
-    from ._prices import call_cost
-
-    return call_cost(model, prompt_tokens, completion_tokens)
-
-
 def _error_headers(exc: BaseException) -> dict[str, str] | None:
     """The provider's headers on a litellm exception, lower-cased (litellm keeps them on
     `litellm_response_headers`; its rebuilt `response` has none)."""
