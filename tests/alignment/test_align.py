@@ -263,7 +263,7 @@ def test_a_failing_reflector_leaves_the_instruction_and_says_why() -> None:
     judge, _ = likert_judge(lenient)
 
     def down(request: object, attempt: int) -> str:
-        raise jw.CallFailure("reflector unavailable", status_code=503)
+        raise jw.CallFailure("NotFoundError: no reflector here", status_code=404)  # final at once (a 503 waits)
 
     reflector = jw.Generator("openai/reflector", transport=ScriptedTransport(down), api_key="sk-x")
     aligned = judge.align(data, levers=("rule",), reflector=reflector, progress=False)

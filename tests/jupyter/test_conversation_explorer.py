@@ -33,7 +33,7 @@ def scripted(name: str, strict: bool = True) -> jw.LLMJudge:
         text = user_text(request)
         judged = text[text.index("<response>") :] if "<response>" in text else text
         if "18 °C" in judged:
-            raise jw.CallFailure("provider down", 503)
+            raise jw.CallFailure("InternalServerError: provider down", 500)
         return json.dumps({"score": 1 if strict and "chicken" in judged.lower() else 5})
 
     return jw.LLMJudge(

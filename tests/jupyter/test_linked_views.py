@@ -199,7 +199,7 @@ def grading_result() -> Any:
             system, user = request.messages[0]["content"], request.messages[-1]["content"]
             if "The tone" in system:
                 if name == "b" and "Answer 1" in user:
-                    raise jw.CallFailure("provider down", 503)
+                    raise jw.CallFailure("InternalServerError: provider down", 500)
                 shown = {label: n for n, label in re.findall(r"^(\d+)\. (.+)$", system, re.M)}
                 return json.dumps({"selected_option": int(shown["friendly"]), "explanation": f"{name}: friendly"})
             verdict = "UNMET" if name == "b" and "Answer 2" in user else "MET"

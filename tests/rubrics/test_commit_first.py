@@ -92,7 +92,7 @@ async def test_one_grade_and_a_given_reference_wins() -> None:
 def test_a_failed_answer_abstains_with_the_error() -> None:
     def failing(request: ChatRequest, attempt: int) -> str:
         if is_solver(request):
-            raise CallFailure("overloaded", 503)
+            raise CallFailure("InternalServerError: down", 500)
         return reply(request, attempt)
 
     report = grader(ScriptedTransport(failing), commit_first=True).grade(RUBRIC, "It is 42.", "What is 6 x 7?")
