@@ -43,7 +43,10 @@ __all__ = [
 
 PromptCacheChoice = Literal["auto", "1h"] | bool
 OPENAI_MINIMUM = 1024
-WARM_WAIT_S = 15.0  # the longest the rest of a run waits for a prefix's first answer
+# The longest the rest of a run waits for a prefix's first answer: a judge's short answer comes within a second or
+# two, and a first request that hangs must not hold the others back (issue 42): past this they go, and only the
+# calls sent before the first answer miss the cache.
+WARM_WAIT_S = 3.0
 # Anthropic's minimum cacheable prompt lengths (its prompt-caching guide), first match wins; 1,024 otherwise.
 ANTHROPIC_MINIMUM: tuple[tuple[re.Pattern[str], int], ...] = (
     (re.compile(r"haiku-4|opus-4-[5-9]"), 4096),

@@ -231,6 +231,34 @@ def test_a_hung_first_request_holds_no_other_call_back(transport: object) -> Non
     assert answered_early[0] == 19, f"{answered_early[0]} of the other 19 answered while the first one hung"
 
 
+def test_a_hung_first_request_with_a_long_fixed_part_holds_the_rest_only_briefly() -> None:
+    """The prompt cache's warm-up sends a long fixed part's first request alone; when that one hangs, the others
+    still go within seconds (issue 42's no head-of-line blocking over issue 45's warm-up)."""
+    from judgewidgets.templates import get_template
+
+    rules = "\n".join(f"Rule {i}: weigh the response's claim number {i} against the question." for i in range(300))
+    likert = get_template("likert")
+    long = likert.model_copy(update={"instruction": likert.instruction + "\n" + rules})
+    with OpenAITestServer(json_score(4), faults=FaultPlan(hang_first=1, hang_seconds=30)) as server:
+        the_judge = jw.LLMJudge(
+            "openai/gpt-4o-mini", template=long, api_base=server.base_url, api_key="sk-test", cache=None, timeout=8
+        )
+        answered_early: list[int] = []
+
+        def watch() -> None:  # from the first request on (litellm's import comes before it)
+            while server.stats.total < 1:
+                time.sleep(0.05)
+            time.sleep(5.0)
+            answered_early.append(server.stats.by_status.get(200, 0))
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        result = score(the_judge, 20)
+        watcher.join()
+    assert result.votes["error"].isna().all()
+    assert answered_early[0] == 19, f"{answered_early[0]} of the other 19 answered while the first one hung"
+
+
 # --- Anthropic's Messages protocol --------------------------------------------------------------------------------
 
 
