@@ -35,6 +35,8 @@ from typing import Any
 
 from aiohttp import web
 
+from judgewidgets.testing import fits_schema
+
 TOKEN_CHARS = 4  # characters per token, the count a provider makes before it answers
 DEFAULT_ANSWER_TOKENS = 16
 
@@ -151,22 +153,7 @@ def request_tokens(body: dict[str, Any]) -> int:
     return math.ceil(chars / TOKEN_CHARS) + int(answer)
 
 
-def answer_for(body: dict[str, Any]) -> str:
-    """A JSON answer that fits the request's schema (or a likert score when it names none)."""
-    schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
-    properties = schema.get("properties") or {}
-    answer: dict[str, Any] = {}
-    for name, spec in properties.items():
-        if "enum" in spec:
-            answer[name] = spec["enum"][0]
-        elif spec.get("type") in ("integer", "number"):
-            low, high = spec.get("minimum", 1), spec.get("maximum", 5)
-            answer[name] = (low + high) // 2 if spec.get("type") == "integer" else (low + high) / 2
-        elif spec.get("type") == "string":
-            answer[name] = "Fine."
-        elif spec.get("type") == "boolean":
-            answer[name] = True
-    return json.dumps(answer or {"score": 4})
+answer_for = fits_schema()  # a JSON answer that fits the request's schema (a likert score when it names none)
 
 
 class LimitingServer:

@@ -213,22 +213,31 @@ def test_a_rate_limit_shared_by_every_call_is_not_blamed_on_one() -> None:
 # --- no head-of-line blocking ---------------------------------------------------------------------------------------
 
 
+def score_watching(server: OpenAITestServer, the_judge: jw.LLMJudge, n: int) -> tuple[jw.JudgeResult, int]:
+    """The result of scoring `n` items, and how many were answered within 5 s of the first request (litellm's import
+    comes before it)."""
+    answered: list[int] = []
+
+    def watch() -> None:
+        while server.stats.total < 1:
+            time.sleep(0.05)
+        time.sleep(5.0)
+        answered.append(server.stats.by_status.get(200, 0))
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    result = score(the_judge, n)
+    watcher.join()
+    return result, answered[0]
+
+
 def test_a_hung_first_request_holds_no_other_call_back(transport: object) -> None:
     plan = FaultPlan(hang_first=1, hang_seconds=30)
     with OpenAITestServer(json_score(4), faults=plan) as server:
         the_judge = judge(server, transport, timeout=8, retry=jw.RetryPolicy(initial_delay=0.05))
-        answered_early: list[int] = []
-
-        def watch() -> None:
-            time.sleep(5.0)
-            answered_early.append(server.stats.by_status.get(200, 0))
-
-        watcher = threading.Thread(target=watch)
-        watcher.start()
-        result = score(the_judge, 20)
-        watcher.join()
+        result, answered_early = score_watching(server, the_judge, 20)
     assert result.votes["error"].isna().all()  # the hung one was answered on its second attempt
-    assert answered_early[0] == 19, f"{answered_early[0]} of the other 19 answered while the first one hung"
+    assert answered_early == 19, f"{answered_early} of the other 19 answered while the first one hung"
 
 
 def test_a_hung_first_request_with_a_long_fixed_part_holds_the_rest_only_briefly() -> None:
@@ -243,20 +252,9 @@ def test_a_hung_first_request_with_a_long_fixed_part_holds_the_rest_only_briefly
         the_judge = jw.LLMJudge(
             "openai/gpt-4o-mini", template=long, api_base=server.base_url, api_key="sk-test", cache=None, timeout=8
         )
-        answered_early: list[int] = []
-
-        def watch() -> None:  # from the first request on (litellm's import comes before it)
-            while server.stats.total < 1:
-                time.sleep(0.05)
-            time.sleep(5.0)
-            answered_early.append(server.stats.by_status.get(200, 0))
-
-        watcher = threading.Thread(target=watch)
-        watcher.start()
-        result = score(the_judge, 20)
-        watcher.join()
+        result, answered_early = score_watching(server, the_judge, 20)
     assert result.votes["error"].isna().all()
-    assert answered_early[0] == 19, f"{answered_early[0]} of the other 19 answered while the first one hung"
+    assert answered_early == 19, f"{answered_early} of the other 19 answered while the first one hung"
 
 
 # --- Anthropic's Messages protocol --------------------------------------------------------------------------------
