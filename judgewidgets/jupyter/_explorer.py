@@ -191,23 +191,31 @@ class DisagreementExplorer:
         self._range = (low, high)
         chosen = self.model.scored_between(low, high, judge=self.lit_judge)
         rows = "".join(
-            f"<tr><td>{r.item}</td><td><code>{html.escape(str(r.judge))}</code></td><td>{_score(r.score)}</td>"
-            f"<td>{html.escape(self.model.label(r.item).split(' · ', 2)[-1])}</td></tr>"
+            _row(
+                str(r.item),
+                f"<code>{html.escape(str(r.judge))}</code>",
+                _score(r.score),
+                html.escape(self.model.label(r.item).split(" · ", 2)[-1]),
+            )
             for r in chosen.itertuples()
         )
         whose = f" by {html.escape(self.lit_judge)}" if self.lit_judge is not None else ""
         self.in_range.value = (
             f"<p><b>{len(chosen)} score{_plural(len(chosen))}{whose} in "
             f"[{min(low, high):.2f}, {max(low, high):.2f}]</b></p>"
-            f"<table><tr><th>item</th><th>judge</th><th>score</th><th>prompt</th></tr>{rows}</table>"
+            f"{_TABLE}{_head('item', 'judge', 'score', 'prompt')}{rows}</table>"
         )
 
     def show(self, item: int) -> None:
         row = self.model.table.loc[item]
         rows = "".join(
-            f"<tr><td><code>{html.escape(str(d.judge))}</code></td><td>{_score(d.score)}</td>"
-            f"<td><code>{html.escape(str(d.raw or ''))}</code></td>"
-            f"<td>{html.escape(str(d.explanation or ''))}</td><td>{html.escape(str(d.error or ''))}</td></tr>"
+            _row(
+                f"<code>{html.escape(str(d.judge))}</code>",
+                _score(d.score),
+                f"<code>{html.escape(str(d.raw or ''))}</code>",
+                html.escape(str(d.explanation or "")),
+                html.escape(str(d.error or "")),
+            )
             for d in self.model.details(item).itertuples()
         )
         reference = row.get("reference")
@@ -219,9 +227,25 @@ class DisagreementExplorer:
         self.details.value = (
             texts
             + (f"<p><b>Reference:</b> {html.escape(reference)}</p>" if isinstance(reference, str) else "")
-            + "<table><tr><th>judge</th><th>score</th><th>answer</th><th>explanation</th><th>error</th></tr>"
-            f"{rows}</table>"
+            + f"{_TABLE}{_head('judge', 'score', 'answer', 'explanation', 'error')}{rows}</table>"
         )
+
+
+# The widget's HTML has no table style of its own: without padding, neighbouring headers read as one
+# ("explanation error"). Each cell keeps a gap on its right and the header a rule under it.
+_TABLE = "<table class='judgewidgets-votes' style='border-collapse: collapse'>"
+_CELL = "padding: 2px 14px 2px 0; text-align: left; vertical-align: top"
+
+
+def _head(*names: str) -> str:
+    """A header row of the widget's tables, one cell per name."""
+    cells = "".join(f"<th style='{_CELL}; border-bottom: 1px solid #bbb'>{html.escape(n)}</th>" for n in names)
+    return f"<tr>{cells}</tr>"
+
+
+def _row(*cells: str) -> str:
+    """A row of the widget's tables from cells already escaped."""
+    return "<tr>" + "".join(f"<td style='{_CELL}'>{cell}</td>" for cell in cells) + "</tr>"
 
 
 def _is_per_turn(result: Any) -> bool:

@@ -200,7 +200,9 @@ class RunComparison:
         worst = self.regressions(n=5)
         shown = ""
         if len(worst):
-            columns = [c for c in ("input", "before", "after", "delta", "explanation_after") if c in worst]
+            # A column with nothing in it (no judge explained itself) is left out rather than shown as None.
+            wanted = ("input", "before", "after", "delta", "explanation_after")
+            columns = [c for c in wanted if c in worst and worst[c].notna().any()]
             shown = "<p>Worst regressions</p>" + worst[columns].to_html(index=False, float_format=lambda v: f"{v:.2f}")
         return head + table + shown
 

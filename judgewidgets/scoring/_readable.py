@@ -45,15 +45,17 @@ class ReadableTable:
             for column, value in row.items():
                 style = "text-align: left; vertical-align: top"
                 if column in text_columns:
-                    style += "; white-space: pre-wrap; min-width: 14em; max-width: 34em"
+                    style += "; white-space: pre-wrap; overflow-wrap: anywhere; min-width: 12em; max-width: 28em"
                 cells.append(f"<td style='{style}'>{html.escape(_cell(value))}</td>")
             rows.append("<tr>" + "".join(cells) + "</tr>")
         notes = "".join(f"<li>{html.escape(note)}</li>" for note in self.notes)
+        # Wider than the output area (long texts, many judges), the table scrolls sideways inside its own box
+        # rather than being cut at the notebook's right edge; the notes stay in view under it.
         return (
             "<div class='judgewidgets-readable'>"
+            "<div class='judgewidgets-readable-scroll' style='overflow-x: auto; max-width: 100%'>"
             f"<table class='dataframe'><thead><tr><th></th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-            + (f"<ul style='font-size: smaller'>{notes}</ul>" if notes else "")
-            + "</div>"
+            "</div>" + (f"<ul style='font-size: smaller'>{notes}</ul>" if notes else "") + "</div>"
         )
 
     def to_text(self, width: int = 100) -> str:

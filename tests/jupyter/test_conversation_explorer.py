@@ -5,6 +5,7 @@ turns (who said what, escaped), the judged turn marked and nothing after it; a p
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pandas as pd
@@ -163,7 +164,7 @@ def test_clicking_a_turn_shows_that_turn() -> None:
     assert explorer.picker.value == 1
     shown = explorer.details.value
     assert "conversation 0, assistant turn 2 of 2" in shown and "Grilled chicken with lentils." in shown
-    assert "<td><code>strict</code></td><td>0.00</td>" in shown  # each judge's vote on that turn
+    assert re.search(r"<td[^>]*><code>strict</code></td><td[^>]*>0\.00</td>", shown)  # each judge's vote on that turn
     assert "conversation 0, turn 2: Something with more protein?" in explorer.picker.label
     set_selection(explorer.turn_chart, "pick", None)  # a double-click clears the pick: the turn stays shown
     assert explorer.picker.value == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -117,6 +118,11 @@ def test_disagreement_explorer(server: OpenAITestServer) -> None:
     explorer = jw.DisagreementExplorer(result)
     explorer.picker.value = 2
     assert "Mars" in explorer.details.value and "InternalServerError" in explorer.details.value
+    # the vote table's headers are cells apart (padded, ruled), not "explanation error" run together
+    headers = re.findall(r"<th style='([^']*)'>(\w+)</th>", explorer.details.value)
+    assert [name for _, name in headers] == ["judge", "score", "answer", "explanation", "error"]
+    assert all("padding: 2px 14px 2px 0" in style for style, _ in headers)
+    assert explorer.details.value.count("<td style='padding") == 5 * 2  # two judges' rows of five cells
 
 
 def test_chart_widgets_draw_on_canvas(server: OpenAITestServer) -> None:

@@ -282,3 +282,15 @@ def test_results_that_are_not_scores_per_item_say_what_to_compare(kind: str, hin
     result = make(kind)
     with pytest.raises(jw.InputError, match=f"cannot compare {type(result).__name__} runs item by item: .*{hint}"):
         jw.compare(result, result)
+
+
+def test_the_comparison_view_leaves_out_a_column_with_nothing_in_it() -> None:
+    before, after = known_change()
+    unexplained = [v.model_copy(update={"explanation": None}) for v in run(after).vote_list]
+    quiet = jw.JudgeResult(run(after).items, unexplained, "j")
+    worst = jw.compare(run(before), quiet).regressions(n=5)
+    assert len(worst) == 5 and worst["explanation_after"].isna().all()
+    html = jw.compare(run(before), quiet)._repr_html_()
+    table = html[html.index("Worst regressions") :]
+    assert "explanation_after" not in table and "None" not in table and "delta" in table
+    assert "explanation_after" in jw.compare(run(before), run(after))._repr_html_()  # explained: shown
