@@ -290,3 +290,10 @@ def test_scores_survive_the_classifier(transport: object) -> None:
     with OpenAITestServer(json_score(4)) as server:
         result = score(judge(server, transport), 3)
     assert not any(math.isnan(s) for s in result.score_list)
+
+
+def test_the_benchmark_runs_and_meets_its_targets_on_two_faults() -> None:
+    from tests.benchmark_scripts import load_benchmark
+
+    benchmark = load_benchmark("provider_faults")
+    assert benchmark.main(["--quick", "--only", "quota", "too-large", "--transports", "auto"]) is True
