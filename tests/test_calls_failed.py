@@ -62,8 +62,7 @@ def test_a_judge_warns_after_the_run_and_its_html_and_text_start_with_the_line()
     judge = _judge()
     with pytest.warns(jw.CallsFailedWarning, match=LINE) as caught:
         result = judge.score(PROMPTS, RESPONSES, progress=False)
-    assert len([w for w in caught if w.category is jw.CallsFailedWarning]) == 1
-    line = str(caught[0].message)
+    (line,) = [str(w.message) for w in caught if w.category is jw.CallsFailedWarning]  # one, after the run
     assert result.calls_failed == line
     assert repr(result).startswith(line + "\n") and str(result).startswith(line)
     html = result._repr_html_()
