@@ -131,3 +131,17 @@ def test_a_pairwise_table_says_it() -> None:
         table = judge.compare_many(["2+2?", "Capital?"], ["4", "BAD Paris"], ["5", "Lyon"], progress=False)
     assert repr(table).startswith("1 of 2 calls failed") and "1 of 2 calls failed" in table._repr_html_()
     assert "calls failed" not in repr(table[table["error"].isna()])  # a slice without failures has no line
+
+
+def test_single_calls_say_it_too() -> None:
+    judge = jw.PairwiseJudge(
+        "openai/p", method="verdict", transport=ScriptedTransport(_reply('{"winner": "A"}')), cache=False
+    )
+    with pytest.warns(jw.CallsFailedWarning, match=r"^2 of 2 calls failed: .*Incorrect API key provided$"):
+        comparison = judge.compare("Capital?", "BAD Paris", "Lyon")  # both orders refused
+    assert comparison.winner is None and comparison.calls_failed.startswith("2 of 2 calls failed")
+    grader = jw.CriterionGrader(judges=[_judge(answer='{"verdict": "MET", "explanation": "ok"}')])
+    rubric = jw.Rubric.from_yaml("- name: correct\n  requirement: Correct\n- name: short\n  requirement: Short\n")
+    with pytest.warns(jw.CallsFailedWarning, match=r"^2 of 2 calls failed: .*Incorrect API key provided$"):
+        report = grader.grade(rubric, "BAD Paris", query="Capital of France?")
+    assert report._repr_html_().startswith('<p class="judgewidgets-calls-failed"')

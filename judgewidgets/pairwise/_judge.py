@@ -593,7 +593,7 @@ class PairwiseJudge(CommitsFirst):
         self.check_items(items)
         async with run_scope(max_cost_usd=max_cost_usd, batch=batch, batch_retry=batch_retry, makers=[self]) as run:
             results = await self.acompare_items(items, run.session, run.progress)
-        return results[0].model_copy(update={"provenance": provenance(self)})
+        return reported(results[0].model_copy(update={"provenance": provenance(self)}))
 
     def compare_many(
         self,

@@ -194,6 +194,10 @@ class PairwiseResult(BaseModel, Keepable):
         default_factory=dict, exclude=True, repr=False, description="The judge's settings (no secrets)."
     )
 
+    def _call_errors(self) -> list[str | None]:
+        """Each order's error (a comparison without verdicts: its own)."""
+        return [v.error for v in self.verdicts] if self.verdicts else [self.error]
+
     def _dump(self) -> Dump:
         """The comparison and its orders' verdicts as records; the headline is a's points (win 1, tie ½)."""
         return Dump(

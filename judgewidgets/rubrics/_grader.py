@@ -251,7 +251,9 @@ class CriterionGrader:
             report = await self._grade_item(
                 rubric, submission, query, reference, run.session, run.progress, context, view
             )
-        return report.model_copy(update={"provenance": provenance({"grader": self, "rubric": rubric.criteria})})
+        return reported(
+            report.model_copy(update={"provenance": provenance({"grader": self, "rubric": rubric.criteria})})
+        )
 
     def grade_many(
         self,

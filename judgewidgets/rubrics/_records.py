@@ -167,9 +167,12 @@ class RubricReport(BaseModel, Keepable):
                 rows.append({"criterion": c.name, **row})
         return pd.DataFrame(rows)
 
+    def _call_errors(self) -> list[str | None]:
+        return [v.error for v in self.vote_list]
+
     def _repr_html_(self) -> str:
         score = "—" if self.score is None else f"{self.score:.3f}"
-        return f"<p><b>Rubric score: {score}</b> (seed {self.seed})</p>" + self.to_df()._repr_html_()
+        return self._noted_html(f"<p><b>Rubric score: {score}</b> (seed {self.seed})</p>" + self.to_df()._repr_html_())
 
 
 def report_records(reports: Sequence[RubricReport]) -> dict[str, list[dict[str, Any]]]:

@@ -260,7 +260,7 @@ class SequentialRater:
         self._check()
         async with run_scope(max_cost_usd=max_cost_usd, makers=[self]) as run:
             result = await self._rate_item(0, item, run.session, on_update)
-        return result.model_copy(update={"provenance": provenance(self)})
+        return reported(result.model_copy(update={"provenance": provenance(self)}))
 
     def rate_many(
         self,

@@ -145,7 +145,11 @@ class SequentialResult(BaseModel, Keepable):
                 ("target", f"± {self.target_half_width:.3f} at {1 - self.alpha:.0%}"),
             )
         )
-        return f"<table>{rows}</table>"
+        return self._noted_html(f"<table>{rows}</table>")
+
+    def _call_errors(self) -> list[str | None]:
+        """Every judgment's error, from the trace."""
+        return column_errors(self.trace, "error")
 
 
 def _judges(results: list[SequentialResult]) -> list[str]:
