@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ._errors import ConfigurationError, InputError, JudgeWidgetsError
+from ._errors import CallsFailedWarning, ConfigurationError, InputError, JudgeWidgetsError
 from ._tablefiles import check_output, read_table, write_table
 from .templates import BUILTIN_TEMPLATES
 
@@ -380,6 +380,18 @@ def _print_summary(result: PanelResult) -> None:
     summary = result.summary()
     if not summary["not_run"].any():  # a run without a budget, or one it did not stop
         summary = summary.drop(columns=["not_run"])
+    # A terminal's width: the kinds of tokens and the list price only where they say something (a prompt cache read,
+    # a reasoning model, a price that differs from what was paid).
+    quiet = [
+        c
+        for c in ("prompt_cache_read_tokens", "prompt_cache_write_tokens", "reasoning_tokens")
+        if c in summary and not summary[c].fillna(0).astype(float).any()
+    ]
+    if "list_cost_usd" in summary and summary["list_cost_usd"].equals(summary.get("cost_usd")):
+        quiet.append("list_cost_usd")
+    quiet += [c for c in ("cost_usd", "list_cost_usd") if c in summary and summary[c].isna().all()]  # no price
+    quiet = list(dict.fromkeys(quiet))
+    summary = summary.drop(columns=quiet)
     with pd.option_context("display.width", 120, "display.max_columns", 20, "display.precision", 3):
         print(summary.to_string())
 
@@ -499,6 +511,8 @@ def _print_warnings(caught: Sequence[warnings.WarningMessage]) -> None:
     seen = set()
     for warning in caught:
         message = str(warning.message)
+        if issubclass(warning.category, CallsFailedWarning):
+            continue  # the command names each judge's failed calls itself, one line each
         if message not in seen and str(Path(warning.filename).resolve()).startswith(package):
             seen.add(message)
             _say(f"warning: {message}")

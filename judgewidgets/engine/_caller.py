@@ -29,6 +29,7 @@ from ._ask import Answer, ask, prefill_of
 from ._cache import CallCache
 from ._client import CallSession, CallSettings
 from ._litellm import (
+    LiteLLMTransport,
     check_model,
     context_window,
     count_tokens,
@@ -36,11 +37,11 @@ from ._litellm import (
     is_local_model,
     supports_logprobs,
 )
-from ._openai_http import custom_base_url, provider_of
+from ._openai_http import OpenAIHTTPTransport, custom_base_url, provider_of
 from ._prompt_cache import PrefixWarmer, PromptCacheChoice, check_prompt_cache, laid_out, served_by
 from ._request import ChatRequest, Completion, argument_secrets, masked
 from ._retry import RetryPolicy
-from ._routing import TransportChoice, resolve_transport
+from ._routing import AutoTransport, TransportChoice, resolve_transport
 from ._transport import Transport
 
 T = TypeVar("T")
@@ -185,8 +186,10 @@ class Caller:
         return argument_secrets(self.litellm_kwargs)
 
     def check(self) -> None:
-        """Raise ConfigurationError now if the model cannot be routed (no call is made)."""
-        check_model(self.model, self.litellm_kwargs)
+        """Raise ConfigurationError now if the model cannot be routed (no call is made); warn when a provider will
+        not know it (a transport of one's own, a ScriptedTransport, answers any name)."""
+        reaches_provider = isinstance(self.settings.transport, (AutoTransport, LiteLLMTransport, OpenAIHTTPTransport))
+        check_model(self.model, self.litellm_kwargs, provider=reaches_provider)
 
     # --- what a request asks for -----------------------------------------------------------------------------
 

@@ -50,8 +50,9 @@ def routed_model(model: str) -> str:
     return model
 
 
-def check_model(model: str, params: dict[str, Any]) -> None:
-    """Raise ConfigurationError when litellm cannot route `model` (before any call is made)."""
+def check_model(model: str, params: dict[str, Any], *, provider: bool = True) -> None:
+    """Raise ConfigurationError when litellm cannot route `model` (before any call is made); warn when the calls
+    go to a `provider` that will not know it (UnknownModelWarning)."""
     if not isinstance(model, str) or not model.strip():
         raise ConfigurationError(f"a judge model must be a non-empty string, got {model!r}")
     if is_local_model(model):
@@ -73,7 +74,7 @@ def check_model(model: str, params: dict[str, Any]) -> None:
             "e.g. 'openai/gpt-4o-mini', 'anthropic/claude-3-5-haiku-latest', 'ollama/llama3', "
             "or 'openai/<name>' with api_base=... for an OpenAI-compatible server"
         ) from exc
-    unknown = unknown_model(model, params)
+    unknown = unknown_model(model, params) if provider else None
     if unknown is not None:  # a typo, most likely: said before any call, and the provider's 404 ends the run
         warnings.warn(
             f"{unknown} (no price, and the provider will likely answer that it does not exist; a model of a server "

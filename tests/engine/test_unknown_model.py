@@ -57,3 +57,12 @@ def test_the_cli_estimate_exits_2_on_an_unknown_model(tmp_path, capsys: pytest.C
     out, err = capsys.readouterr()
     assert status == 2
     assert "unknown model" in out and "did you mean 'openai/gpt-4o-mini'" in err
+
+
+def test_a_transport_of_ones_own_answers_any_name_so_nothing_is_said() -> None:
+    from judgewidgets.testing import ScriptedTransport
+
+    judge = jw.LLMJudge("openai/a", transport=ScriptedTransport(lambda r, a: '{"score": 4}'))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        judge.check()
