@@ -259,6 +259,8 @@ class PanelBuilder:
             options=list(COMMIT_FIRST),
             description="commit first",  # the judges answer a question with no reference, then grade against that
         )
+        for labelled in (self.prompt_col, self.response_col, self.reference_col, self.commit_first):
+            labelled.style.description_width = "90px"  # "reference col" whole, not "reference ..."
         self.cost = w.HTML("<i>add a judge to see the estimated cost</i>")
         self.run_button = w.Button(description="Run", icon="play", button_style="success")
         self.progress = w.IntProgress(value=0, min=0, max=1, description="progress", layout=w.Layout(width="560px"))
@@ -363,7 +365,6 @@ class PanelBuilder:
         from .._runner import _background_loop
 
         self._sync()
-        self.output.clear_output()
         try:
             m = self.model
             prompts, _ = m._columns()
@@ -400,6 +401,10 @@ class PanelBuilder:
             self._shown.set()
 
     def _draw(self, future: concurrent.futures.Future[Any]) -> None:
+        # The last run's table and chart go now, by the widget's state (as the new ones are added), not by a
+        # clear_output message: sent from outside a cell, the front end did not always apply it and kept the old
+        # table beside the new one.
+        self.output.outputs = ()
         self.run_button.disabled = False
         if future.cancelled():
             self.status.value = "cancelled"
