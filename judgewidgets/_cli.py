@@ -378,20 +378,14 @@ def _output_table(frame: pd.DataFrame, result: PanelResult) -> pd.DataFrame:
 
 def _print_summary(result: PanelResult) -> None:
     summary = result.summary()
-    if not summary["not_run"].any():  # a run without a budget, or one it did not stop
-        summary = summary.drop(columns=["not_run"])
-    # A terminal's width: the kinds of tokens and the list price only where they say something (a prompt cache read,
-    # a reasoning model, a price that differs from what was paid).
-    quiet = [
-        c
-        for c in ("prompt_cache_read_tokens", "prompt_cache_write_tokens", "reasoning_tokens")
-        if c in summary and not summary[c].fillna(0).astype(float).any()
-    ]
+    # A terminal's width: a column only where it says something (calls a budget did not run, prompt-cache reads and
+    # writes, reasoning tokens, a price at all, a list price other than what was paid).
+    zero = ("not_run", "prompt_cache_read_tokens", "prompt_cache_write_tokens", "reasoning_tokens")
+    quiet = {c for c in zero if c in summary and not summary[c].fillna(0).astype(float).any()}
+    quiet |= {c for c in ("cost_usd", "list_cost_usd") if c in summary and summary[c].isna().all()}
     if "list_cost_usd" in summary and summary["list_cost_usd"].equals(summary.get("cost_usd")):
-        quiet.append("list_cost_usd")
-    quiet += [c for c in ("cost_usd", "list_cost_usd") if c in summary and summary[c].isna().all()]  # no price
-    quiet = list(dict.fromkeys(quiet))
-    summary = summary.drop(columns=quiet)
+        quiet.add("list_cost_usd")
+    summary = summary.drop(columns=sorted(quiet))
     with pd.option_context("display.width", 120, "display.max_columns", 20, "display.precision", 3):
         print(summary.to_string())
 
