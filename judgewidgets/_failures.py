@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 from ._errors import CallsFailedWarning
 from ._records import Vote
 from .engine._budget import BUDGET_KIND
+from .engine._faults import answered_error
 
 __all__ = [
     "JudgeFailures",
@@ -34,10 +35,6 @@ __all__ = [
 ]
 
 _HTTP_STATUS = re.compile(r"\(HTTP (\d{3})\)")
-# A call the engine did not send because another call of the run was answered with an error that ends them all
-# (a refused key, a spent quota): "key refused ...: <the provider's message> [not sent: openai/a answered another
-# call of this run so; it is sent nothing more]" (engine/_client.py).
-_ECHOED = re.compile(r" \[not sent: [^\]]*\]$")
 # litellm: "Missing Anthropic API Key - A call is being made ..."; the openai SDK: "The api_key client option must
 # be set either by passing api_key to the client or by setting the OPENAI_API_KEY environment variable".
 _KEY_MISSING = re.compile(r"missing [\w ]{0,40}api[ _]key|api_key client option must be set", re.IGNORECASE)
@@ -173,7 +170,7 @@ def calls_failed_line(errors: Iterable[str | None]) -> str:
     failed = [str(e) for e in recorded if e and not is_not_run(e)]
     if not failed:
         return ""
-    roots = [_ECHOED.sub("", e) for e in failed]  # a call not sent for another's error fails for that error
+    roots = [answered_error(e) for e in failed]  # a call not sent for another's error fails for that error
     causes = Counter(failure_cause(r) for r in roots)
     cause, count = causes.most_common(1)[0]  # ties: the cause met first
     example = next(r for r in roots if failure_cause(r) == cause)

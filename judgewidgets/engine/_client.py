@@ -16,7 +16,7 @@ from .._errors import ConfigurationError, JudgeCallError
 from ._batch import Batcher
 from ._budget import Budget
 from ._cache import CallCache
-from ._faults import Action, CallFailure, Fault, classify_failure
+from ._faults import Action, CallFailure, Fault, classify_failure, not_sent
 from ._litellm import classify, count_tokens, is_local_model
 from ._pacing import EndpointPacer, RateLimits, rate_limits
 from ._request import ChatRequest, Completion, call_secrets, encoding_problem, redact
@@ -342,7 +342,7 @@ class _Ended:
     def error(self, attempts: int, waited_s: float) -> JudgeCallError:
         text = self.message
         if attempts == 0:
-            text = f"{text} [not sent: {self.label} answered another call of this run so; it is sent nothing more]"
+            text = not_sent(text, self.label)
         return JudgeCallError(
             text,
             status_code=self.fault.status_code,

@@ -35,7 +35,7 @@ from .._constants import OVERLOAD_STATUS_CODES, RETRYABLE_STATUS_CODES
 from .._errors import JudgeWidgetsError
 from ._limit_headers import LimitReading
 
-__all__ = ["Action", "CallFailure", "Fault", "classify_failure", "input_fix"]
+__all__ = ["Action", "CallFailure", "Fault", "answered_error", "classify_failure", "input_fix", "not_sent"]
 
 
 class CallFailure(JudgeWidgetsError):
@@ -199,3 +199,18 @@ def input_fix(status: int | None, message: str) -> str | None:
 
 def _has(text: str, markers: tuple[str, ...]) -> bool:
     return any(marker in text for marker in markers)
+
+
+_NOT_SENT = " [not sent: "
+
+
+def not_sent(message: str, endpoint: str) -> str:
+    """The error of a call not sent because another call of its run ended its endpoint: that answer, then why."""
+    return f"{message}{_NOT_SENT}{endpoint} answered another call of this run so; it is sent nothing more]"
+
+
+def answered_error(error: str) -> str:
+    """The answer a recorded error stands for: a call that was not sent (`not_sent`) stands for the one that ended
+    its endpoint."""
+    head, found, _ = error.partition(_NOT_SENT)
+    return head if found else error
