@@ -35,6 +35,7 @@ TRUE_FALSE_UNCERTAIN = Template(
     aliases=_UNCERTAIN_ALIASES,
     score_description="One of: correct, incorrect, not sure.",
     reference_grounding=True,
+    correctness=True,
 )
 
 TRUE_FALSE = Template(
@@ -47,6 +48,7 @@ TRUE_FALSE = Template(
     aliases={k: v for k, v in _UNCERTAIN_ALIASES.items() if v != "not sure"},
     score_description="One of: correct, incorrect.",
     reference_grounding=True,
+    correctness=True,
 )
 
 CONTINUOUS = Template(
@@ -58,6 +60,7 @@ CONTINUOUS = Template(
     scale=(0, 100),
     score_description="An integer from 0 (completely wrong) to 100 (fully correct and complete).",
     reference_grounding=True,
+    correctness=True,
 )
 
 LIKERT = Template(
@@ -70,6 +73,7 @@ LIKERT = Template(
     scale=(1, 5),
     score_description="An integer from 1 (wrong or useless) to 5 (fully correct, complete and clear).",
     reference_grounding=True,
+    correctness=True,
 )
 
 _FOLLOWING_RULES = (

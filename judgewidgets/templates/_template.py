@@ -26,6 +26,7 @@ from .._probabilities import Logprobs, answer_probabilities, prefix_free, unique
 from ..conversations._render import JudgedConversation, Target, judged_material, material_text
 from ._numbers import check_numbers
 from ._parse import find_json_object, first_number, match_label, own_verdict
+from ._words import check_words
 
 _VERDICT_KEYS = ("verdict", "score", "rating", "label", "answer", "grade")
 
@@ -72,6 +73,13 @@ class Template(BaseModel):
         description="when an item has a reference answer, the judge first says whether the response gives the "
         "same answer (`matches_reference`), then gives its verdict in that light; on for every built-in template, off "
         "by default for your own (turn it on for templates that judge correctness)",
+    )
+
+    correctness: bool = Field(
+        False,
+        description="the template judges whether the response's answer is right (true_false_uncertain, true_false, "
+        "continuous, likert): with no reference, the embedded judge answers the question first and grades against "
+        "its own answer unless told not to (`LLMJudge(commit_first=False)`)",
     )
 
     def __init__(self, **data: Any) -> None:
@@ -147,7 +155,8 @@ class Template(BaseModel):
         With a reference and `reference_grounding`, the reference comes before the response (the judge compares the
         response with what it has just read), and the answer (and the prefill) start with `matches_reference`. When
         the reference's answer is one number, the response's numbers are compared with it in code
-        (`_numbers.check_numbers`): what that settles is told to the judge after the response and, in a prefill,
+        (`_numbers.check_numbers`), and when it is a short name or term, its words are looked for in the response
+        (`_words.check_words`): what that settles is told to the judge after the response and, in a prefill,
         written as its `matches_reference`.
         A response with sentences addressed to the grader gets a note quoting them, read last (`_manipulation`).
 
@@ -191,7 +200,7 @@ class Template(BaseModel):
         parts += judged
         if reference and not grounded:
             parts.append(fence("reference", reference))
-        checked = _number_check(prompt, reference, response) if grounded and conversation is None else None
+        checked = _code_check(prompt, reference, response) if grounded and conversation is None else None
         if checked is not None:
             parts.append(checked[1])
         if self.question:
@@ -440,14 +449,16 @@ def _schema_text(shape: _AnswerShape, explanations: bool, grounded: bool = False
     return json.dumps(_json_schema(_output_model(shape, explanations, grounded)), separators=(",", ":"))
 
 
-def _number_check(prompt: str, reference: str | None, response: str) -> tuple[bool, str] | None:
+def _code_check(prompt: str, reference: str | None, response: str) -> tuple[bool, str] | None:
     """(whether the response gives the reference's answer, the sentence telling the judge so) when comparing
-    their numbers settles it; None when it does not (see `_numbers`)."""
+    their numbers (`_numbers`), else finding the reference's words in the response (`_words`), settles it; None
+    when neither does."""
     checked = check_numbers(prompt, reference or "", response)
     note = checked.note() if checked is not None else None
-    if checked is None or note is None:
-        return None
-    return checked.matches, note
+    if checked is not None and note is not None:
+        return checked.matches, note
+    named = check_words(prompt, reference or "", response)
+    return (True, named.note()) if named is not None else None
 
 
 def _without_match(text: str) -> str:
