@@ -154,11 +154,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--commit-first",
         nargs="?",
         const="all",
-        choices=("all", "short"),
+        choices=("all", "short", "off"),
         default=None,
         help="for rows without a reference, a model first answers each question (a short answer) and the judges "
-        "grade against that answer ('short': only when it is a word, number, name or date); a given reference "
-        "always wins (see docs: it misleads where the model is wrong)",
+        "grade against that answer ('short': only when it is a word, number, name or date; 'off': never); a given "
+        "reference always wins (see docs: it misleads where the model is wrong). Default: 'short' for the embedded "
+        "judge under a correctness template (likert, true_false_uncertain, true_false, continuous), else off",
     )
     score.add_argument(
         "--solver",

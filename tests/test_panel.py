@@ -217,7 +217,8 @@ def test_estimate_cost_before_a_run() -> None:
     panel = jw.LLMPanel(["openai/gpt-4o-mini", "local"], template="likert")
     estimate = panel.estimate_cost(PROMPTS, RESPONSES)
     df = estimate.to_df()
-    assert df["calls"].tolist() == [4, 4]
+    assert df["calls"].tolist() == [4, 8]  # the embedded judge answers each question first (no references)
+    assert df["answering_calls"].tolist() == [0, 4]
     assert df.loc[0, "prompt_tokens"] > 4 * 100
     assert df.loc[0, "cost_usd"] > 0 and df.loc[1, "cost_usd"] == 0
     assert "estimated cost" in str(estimate)

@@ -128,10 +128,11 @@ class JudgeMagics(Magics):
         "--commit-first",
         nargs="?",
         const="all",
-        choices=("all", "short"),
+        choices=("all", "short", "off"),
         default=None,
         help="the judge's model answers each question first and grades against that answer (rows without a "
-        "reference); 'short': only when the answer is a word, number, name or date",
+        "reference); 'short': only when the answer is a word, number, name or date; 'off': never. Default: 'short' "
+        "for the embedded judge under a correctness template, else off",
     )
     @argument("--solver", default=None, help="with --commit-first (implied): this model answers instead")
     @argument("--out", "-o", help="store the result object in this variable")
@@ -214,7 +215,9 @@ class JudgeMagics(Magics):
 
         With `--commit-first`, the judge's own model first answers each question that has no reference (its short
         answer) and the judges grade against that answer; `--solver MODEL` names another model to answer. The
-        table then says where each reference came from (`reference_source`) and what was answered. In every mode:
+        table then says where each reference came from (`reference_source`) and what was answered. The embedded
+        judge does this by default under a template that judges correctness (likert, true_false_uncertain,
+        true_false, continuous) when the answer it makes is short (`--commit-first off` turns it off). In every mode:
         score, rubric (on the criteria about correctness), pairwise and tournament (one answer per question for
         both orders and all candidates), sequential.
 

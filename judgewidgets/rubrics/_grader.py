@@ -24,7 +24,7 @@ from ..conversations._render import JudgedConversation
 from ..engine import Answer, CallSession, Usage
 from ..engine._litellm import is_local_model
 from ..scoring import CostEstimate, JudgeCostEstimate, LLMJudge
-from ..scoring._commit import PLACEHOLDER_REFERENCE, CommitFirst, Committed, Question, question_of
+from ..scoring._commit import PLACEHOLDER_REFERENCE, CommitFirst, Committed, Committer, Question, question_of
 from ..scoring._cost import estimate_calls, typical_completion_tokens, with_answers
 from ._aggregate import aggregate_binary, aggregate_choice
 from ._criterion import (
@@ -147,7 +147,7 @@ class CriterionGrader:
     ) -> None:
         """InputError before any call when a judge commits first but cannot: the rubric has no criterion about
         correctness, or a submission without a reference answers no question (no query, a whole conversation)."""
-        if not any(judge.committer is not None for judge in self.judges):
+        if not any(_chosen_committer(judge) is not None for judge in self.judges):
             return
         if not any(c.about_correctness for c in rubric):
             raise InputError(
@@ -474,7 +474,7 @@ class CriterionGrader:
             key = item_key(submission, query)
             for index, criterion in enumerate(criteria):
                 for judge, judge_id in zip(self.judges, self.judge_ids):
-                    committing = judge.committer is not None and criterion.about_correctness
+                    committing = _chosen_committer(judge) is not None and criterion.about_correctness
                     shown = PLACEHOLDER_REFERENCE if committing and question is not None else reference
                     _, messages, _ = self._question(
                         judge, judge_id, index, criterion, submission, query, shown, key, context, view
@@ -489,8 +489,9 @@ class CriterionGrader:
             )
             completion = typical_completion_tokens(explained)
             estimate = estimate_calls(judge.caller, judge_id, requests[judge_id], completion)
-            if judge.committer is not None and asked:
-                estimate = with_answers(estimate, judge.committer.estimate(asked, judge_id))
+            chosen = _chosen_committer(judge)
+            if chosen is not None and asked:
+                estimate = with_answers(estimate, chosen.estimate(asked, judge_id))
             estimates.append(estimate)
         return estimates
 
@@ -530,9 +531,10 @@ class CriterionGrader:
         conversation: JudgedConversation | None = None,
     ) -> CriterionVote:
         committed = None
-        if judge.committer is not None and criterion.about_correctness:
+        chosen = _chosen_committer(judge)
+        if chosen is not None and criterion.about_correctness:
             asked = _question(query, submission, context, conversation) if reference is None else None
-            committed = await judge.committer.commit(reference, asked, session)
+            committed = await chosen.commit(reference, asked, session)
             reference = committed.reference
         if committed is not None and committed.failed:
             return self._unanswered(judge, judge_id, criterion, committed)
@@ -787,3 +789,10 @@ def _as_frame(data: pd.DataFrame | Sequence[str], submission_col: str) -> pd.Dat
     if isinstance(data, str):
         data = [data]
     return pd.DataFrame({submission_col: list(data)})
+
+
+def _chosen_committer(judge: LLMJudge) -> Committer | None:
+    """The judge's committer when commit-first was chosen (on it or on the grader): a rubric's criteria are not its
+    template, so the embedded judge's default for correctness templates does not apply here."""
+    committer = judge.committer
+    return None if committer is None or committer.by_default else committer

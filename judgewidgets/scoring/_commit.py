@@ -5,6 +5,9 @@ answer, and grading against its own answer (the reference-grounded path of the t
 MT-Bench paper's reference-guided judge did the same for math. The answer is made once per distinct question in a
 run (`CallSession.once`) and cached with every other call; a reference you give always wins over a made one.
 
+By default (`commit_first=None`) only the embedded judge under a template that judges correctness commits first, in
+the "short" form, and not for conversations (`commit_first_default`; measured in benchmarks/no_reference.py).
+
 Who answers is a `Solver`: the judge's own model by default, or another (`solver=`: a model string, a `Generator`,
 a `ModelSolver`, or your own object in the role). What a vote records (`reference_source`): "given" (yours),
 "judge" (the judge's own model answered), "solver:NAME" (another solver did). A solver that fails leaves the item's
@@ -15,6 +18,7 @@ mix verdicts of two kinds in one table.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -27,6 +31,7 @@ from ._cost import JudgeCostEstimate, estimate_calls, unpriced
 
 if TYPE_CHECKING:
     from .._records import Item
+    from ..templates import Template
     from ._generate import Generator
 
 Messages = tuple[dict[str, str], ...]
@@ -39,12 +44,30 @@ SOLVER_INSTRUCTION = (
 )
 JUDGE_SOURCE = "judge"
 GIVEN_SOURCE = "given"
-# commit_first="short": an answer of more words than this is not a checkable answer (an open instruction's), so the
-# item is graded without a reference. A word, a number, a name or a date fits ("Martin Luther King Jr.", "4 July
-# 1776"). Measured: 49 of the 50 short questions' answers fit, 19 of LLMBar Natural's 100 open instructions' do.
+# commit_first="short": an answer that adds more words than this to its question is not a checkable answer (an open
+# instruction's), so the item is graded without a reference. A word, a number, a name or a date fits ("Martin Luther
+# King Jr.", "4 July 1776"), and so does a sentence that restates the question around one ("The Pacific Ocean is the
+# largest ocean on Earth."), up to SHORT_SENTENCE_WORDS words in all. Measured: all 90 short questions' answers fit
+# (benchmarks/no_reference.py), 19 of LLMBar Natural's 100 open instructions' do.
 SHORT_ANSWER_WORDS = 5
+SHORT_SENTENCE_WORDS = 15
+# A request for an example rather than for the answer: it opens with a verb of naming or making and "a", "an",
+# "some" or a count ("Name a common cause of stress.", "Tell the name of a famous mathematician.", "Give me two ...");
+# "Name the largest planet" asks for the answer.
+# Measured on LLMBar's Adversarial-Neighbor pairs scored under likert: without this, grading such requests against
+# the judge's own example lost 3 pairs ("Sir Isaac Newton." against its "Gauss").
+_ONE_OF_MANY = re.compile(
+    r"^\W*(?:please\s+)?(?:name|give|tell|list|suggest|create|generate|provide|think of|come up with|make|invent|"
+    r"recommend)\s+(?:me\s+|us\s+)?(?:the\s+name\s+of\s+)?"
+    r"(?:a|an|some|any|one|two|three|four|five|six|seven|eight|nine|ten|\d+)\b",
+    re.IGNORECASE,
+)
+_WORDS = re.compile(r"[^\W_]+")
 NOT_SHORT_SOURCE = "none: the answer made first was not short"
 CommitFirst = bool | Literal["short"] | None
+# What the embedded judge does without a reference under a correctness template when `commit_first` is unset:
+# measured in benchmarks/no_reference.py (docs/benchmarks.md#no-reference-the-defaults).
+EMBEDDED_DEFAULT: CommitFirst = "short"
 # What a vote that shares an answer another vote made pays for it.
 SHARED = Usage(latency_s=0.0, prompt_tokens=0, completion_tokens=0, cost_usd=0.0, cached=True, attempts=0)
 # A stand-in for an answer not made yet, of a short sentence's length (what an estimate grades against).
@@ -217,16 +240,29 @@ class ModelSolver:
 
 
 class Committer:
-    """How a judge commits first: the solver that answers, the `reference_source` its votes record, and whether
-    only a short answer is graded against (`short_only`: a longer one leaves the item graded without a reference)."""
+    """How a judge commits first: the solver that answers, the `reference_source` its votes record, whether only a
+    short answer is graded against (`short_only`: a longer one leaves the item graded without a reference), and
+    whether the judge commits first by its default rather than by your choice (`by_default`: a conversation is
+    then graded without a reference, neither answered first nor refused)."""
 
-    def __init__(self, solver: Solver, source: str, short_only: bool = False) -> None:
+    def __init__(self, solver: Solver, source: str, short_only: bool = False, *, by_default: bool = False) -> None:
         self.solver = solver
         self.source = source
         self.short_only = short_only
+        self.by_default = by_default
 
     def __repr__(self) -> str:
-        return f"Committer(solver={self.solver!r}, source={self.source!r}, short_only={self.short_only})"
+        return (
+            f"Committer(solver={self.solver!r}, source={self.source!r}, short_only={self.short_only}, "
+            f"by_default={self.by_default})"
+        )
+
+    def question(self, item: Item) -> Question | None:
+        """The question to answer before grading `item`: None when it has a reference, and, by default, for a
+        conversation (its turns are not the short questions the default was measured on)."""
+        if item.reference is not None or (self.by_default and item.conversation is not None):
+            return None
+        return question_of(item)
 
     def check(self) -> None:
         """Raise ConfigurationError now when the solver cannot run (no call is made), naming it."""
@@ -263,6 +299,8 @@ class Committer:
         if reference is not None:
             return Committed(reference, GIVEN_SOURCE)
         if question is None:
+            if self.by_default:
+                return Committed(None, None)
             return Committed(None, None, error="input: commit-first: the item answers no one question")
         solution, made_here = await self.solution(question, session)
         spent = solution.usage if made_here else SHARED
@@ -270,7 +308,7 @@ class Committer:
             kind, _, rest = (solution.error or "infrastructure: no answer").partition(": ")
             error = f"{kind}: answering first ({self.source}) failed: {rest}"
             return Committed(None, self.source, error=error, usage=spent)
-        if self.short_only and len(solution.answer.split()) > SHORT_ANSWER_WORDS:
+        if self.short_only and not checkable(solution.answer, question.text):
             return Committed(None, NOT_SHORT_SOURCE, solution.answer, usage=spent)
         return Committed(solution.answer, self.source, solution.answer, usage=spent)
 
@@ -285,38 +323,50 @@ class Committer:
 
 class CommitsFirst:
     """What the judges that can commit first share: their `commit_first` and `solver` settings, resolved through
-    the judge's `caller` into its `committer` (again whenever the caller is replaced)."""
+    the judge's `caller` (and `template`, for the default) into its `committer`, again whenever either is
+    replaced."""
 
     caller: Caller
     commit_first: CommitFirst = None
     solver: Any = None
-    _committed: tuple[Caller, Committer | None] | None = None
+    _committed: tuple[Caller, Any, Committer | None] | None = None
+
+    @property
+    def default_template(self) -> Template | None:
+        """The template whose kind decides the default (`commit_first_default`); None: no default, off."""
+        return None
 
     @property
     def committer(self) -> Committer | None:
         """Who answers first and how votes name it, or None when this judge does not commit first."""
-        if self._committed is None or self._committed[0] is not self.caller:
-            default = commit_first_default(self.caller.model)
-            self._committed = (self.caller, committer(self.commit_first, self.solver, self.caller, default))
-        return self._committed[1]
+        template = self.default_template
+        if self._committed is None or self._committed[0] is not self.caller or self._committed[1] is not template:
+            default = commit_first_default(self.caller.model, template)
+            self._committed = (self.caller, template, committer(self.commit_first, self.solver, self.caller, default))
+        return self._committed[2]
 
 
-def committer(commit_first: CommitFirst, solver: Any, caller: Caller, default: bool = False) -> Committer | None:
+def committer(commit_first: CommitFirst, solver: Any, caller: Caller, default: CommitFirst = False) -> Committer | None:
     """The committer of a judge that calls through `caller`, or None when it does not commit first.
 
     `commit_first`: True, "short" (grade against the answer only when it is short: a word, a number, a name or a
-    date), False, or None for `default`, unless a `solver` is named (then it is on). `solver`: None (the judge's own
-    model), a model string, a `Generator`, or a `Solver`. One ConfigurationError for anything else, before any
-    call."""
+    date), False, or None for `default` (False, True or "short"), unless a `solver` is named (then it is on).
+    `solver`: None (the judge's own model), a model string, a `Generator`, or a `Solver`. One ConfigurationError
+    for anything else, before any call."""
     from ._generate import Generator
 
-    if commit_first is not None and not isinstance(commit_first, bool) and commit_first != "short":
-        raise ConfigurationError(f'commit_first must be True, "short", False or None, got {commit_first!r}')
-    short = commit_first == "short"
+    for value in (commit_first, default):
+        if value is not None and not isinstance(value, bool) and value != "short":
+            raise ConfigurationError(f'commit_first must be True, "short", False or None, got {value!r}')
     if commit_first is False and solver is not None:
         raise ConfigurationError("solver= answers questions for commit-first grading; it needs commit_first=True")
-    if not (commit_first or solver is not None or (commit_first is None and default)):
+    if commit_first is None and solver is None:
+        if not default:
+            return None
+        return Committer(ModelSolver.of_judge(caller), JUDGE_SOURCE, default == "short", by_default=True)
+    if not (commit_first or solver is not None):
         return None
+    short = commit_first == "short"
     if solver is None:
         return Committer(ModelSolver.of_judge(caller), JUDGE_SOURCE, short)
     if isinstance(solver, str):
@@ -335,10 +385,31 @@ def committer(commit_first: CommitFirst, solver: Any, caller: Caller, default: b
     return Committer(made, f"solver:{made.name}", short)
 
 
+def checkable(answer: str, question: str) -> bool:
+    """Whether `answer`, made first, is a reference to grade responses to `question` against (commit_first="short"):
+    short (`is_short`), to a question that asks for the answer, not for one example of many."""
+    return is_short(answer, question) and not asks_for_one_of_many(question)
+
+
+def asks_for_one_of_many(question: str) -> bool:
+    """Whether `question` asks for one example of many ("Name a famous mathematician.", "Give two countries that use
+    the euro.", "Create a movie title ..."): no one answer made first is the reference a right response must match."""
+    return _ONE_OF_MANY.search(question) is not None
+
+
+def is_short(answer: str, question: str) -> bool:
+    """Whether `answer` is a checkable answer to `question`: at most `SHORT_ANSWER_WORDS` words beyond those the
+    question holds ("The Pacific Ocean is the largest ocean on Earth." adds one to "What is the largest ocean on
+    Earth?"), in at most `SHORT_SENTENCE_WORDS` words in all."""
+    words = _WORDS.findall(answer.casefold())
+    asked = set(_WORDS.findall(question.casefold()))
+    return len(words) <= SHORT_SENTENCE_WORDS and sum(w not in asked for w in words) <= SHORT_ANSWER_WORDS
+
+
 def commit_first_option(typed: str | None) -> CommitFirst:
-    """`--commit-first` as typed in `%%judge` and the CLI ("all" or "short"; None when not given) as the judges'
-    `commit_first=`."""
-    return None if typed is None else (True if typed == "all" else "short")
+    """`--commit-first` as typed in `%%judge` and the CLI ("all", "short" or "off"; None when not given) as the
+    judges' `commit_first=`."""
+    return {None: None, "all": True, "short": "short", "off": False}[typed]
 
 
 def solver_at(model: str | None, api_base: str | None, cache: bool | str | CallCache | None = True) -> Any:
@@ -380,6 +451,12 @@ def check_questions(items: Sequence[Item], who: str) -> None:
             )
 
 
-def commit_first_default(model: str) -> bool:
-    """Whether a judge of `model` commits first when `commit_first` is left unset (None)."""
+def commit_first_default(model: str, template: Template | None = None) -> CommitFirst:
+    """How a judge of `model` scoring under `template` commits first when `commit_first` is left unset (None):
+    `EMBEDDED_DEFAULT` for the embedded judge under a template that judges correctness (`Template.correctness`),
+    else not at all (see docs/guide/judges.md#without-a-reference-commit-first for the measurements behind both)."""
+    from ..engine._litellm import is_local_model
+
+    if template is not None and template.correctness and is_local_model(model):
+        return EMBEDDED_DEFAULT
     return False

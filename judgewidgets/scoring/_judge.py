@@ -28,7 +28,6 @@ from ._commit import (
     CommitsFirst,
     Committed,
     check_questions,
-    question_of,
 )
 from ._cost import CostEstimate, JudgeCostEstimate, estimate_calls, typical_completion_tokens, with_answers
 from ._probability import ProbabilityReading, read_probabilities
@@ -92,8 +91,10 @@ class LLMJudge(CommitsFirst):
     question (its short answer, temperature 0, once per distinct question per run, cached) and the judge grades
     the response against that answer as its reference; a reference you give always wins. `solver` names who
     answers: None (the judge's own model), a model string, a `Generator` or a `Solver`; naming one turns
-    commit-first on. The default (None) is `commit_first_default(model)`. Each vote records its
-    `reference_source` and `made_reference`; a failed answer leaves the vote missing with the error.
+    commit-first on. The default (None) is `commit_first_default(model, template)`: "short" for the embedded judge
+    under a template that judges correctness (likert, true_false_uncertain, true_false, continuous), off otherwise.
+    Each vote records its `reference_source` and `made_reference`; a failed answer leaves the vote missing with
+    the error.
     """
 
     def __init__(
@@ -176,6 +177,11 @@ class LLMJudge(CommitsFirst):
         return self.caller.model
 
     @property
+    def default_template(self) -> Template:
+        """Its template: one that judges correctness has the embedded judge commit first by default."""
+        return self.template
+
+    @property
     def temperature(self) -> float:
         return self.caller.temperature
 
@@ -232,7 +238,7 @@ class LLMJudge(CommitsFirst):
     def check_items(self, items: Sequence[Item]) -> None:
         """InputError now for an item this judge cannot grade as configured (committing first, a whole
         conversation without a reference: it answers no one question)."""
-        if self.committer is not None:
+        if self.committer is not None and not self.committer.by_default:
             check_questions(items, f"judge {self.display_name!r}")
 
     def estimate_cost(
@@ -277,7 +283,7 @@ class LLMJudge(CommitsFirst):
         committer = self.committer
         questions, graded = [], []
         for item in items:
-            question = question_of(item) if committer is not None and item.reference is None else None
+            question = committer.question(item) if committer is not None else None
             if question is not None:
                 questions.append(question)
                 item = replace(item, reference=PLACEHOLDER_REFERENCE)
@@ -520,8 +526,7 @@ class LLMJudge(CommitsFirst):
         and what committing gave it (see `Committed`)."""
         committer = self.committer
         assert committer is not None
-        question = question_of(item) if item.reference is None else None
-        committed = await committer.commit(item.reference, question, session)
+        committed = await committer.commit(item.reference, committer.question(item), session)
         return replace(item, reference=committed.reference), committed
 
     def reasons(self) -> bool:

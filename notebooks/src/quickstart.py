@@ -56,11 +56,13 @@ result.chart()
 result.votes[["item", "judge", "score", "raw", "latency_s", "cached"]].head()
 
 # %% [markdown]
-# ## No reference answer? Let the judge answer first
+# ## No reference answer? The judge answers first
 # The examples above come with reference answers. Your own data usually does not, and then a small judge passes
-# answers that are subtly wrong. `commit_first=True` asks the judge's own model the question first (its short
-# answer, once per question, cached) and grades each response against that answer, as against a reference you gave.
-# `reference_source` and `made_reference` say what each verdict was graded against.
+# answers that are subtly wrong. So without a reference the embedded judge, under a template that judges
+# correctness (likert, true_false_uncertain, true_false, continuous), asks its own model the question first (its
+# short answer, once per question, cached) and grades each response against that answer when it is short, as
+# against a reference you gave. `reference_source` and `made_reference` say what each verdict was graded against;
+# `commit_first=False` turns it off, as for the "no reference" judge here.
 
 # %%
 questions = [
@@ -69,8 +71,8 @@ questions = [
     "How many days are in a leap year?",
 ]
 answers = ["Carbon has atomic number 12.", "The derivative of sin(x) is -cos(x).", "366 days."]
-plain = jw.LLMJudge("local", template="true_false_uncertain", name="no reference")
-first = jw.LLMJudge("local", template="true_false_uncertain", name="commit-first", commit_first=True)
+plain = jw.LLMJudge("local", template="true_false_uncertain", name="no reference", commit_first=False)
+first = jw.LLMJudge("local", template="true_false_uncertain", name="answers first")  # the default
 without = plain.score(questions, answers).to_df()
 committed = first.score(questions, answers).to_df()
 committed.assign(without_reference=without["score"])[
@@ -79,7 +81,7 @@ committed.assign(without_reference=without["score"])[
 
 # %% [markdown]
 # The first two answers are wrong (carbon is 6; the derivative is cos(x)), and without a reference the judge lets
-# both through (0.99 and 0.87). Having answered "6" itself, it marks the carbon answer down (0.01): committing first
+# both through (0.99 and 0.87). Having answered "6" itself, it marks the carbon answer down (0.01): answering first
 # turned that verdict right. The other two show its limits. It answered "cos(x)" and still passes "-cos(x)" (0.90):
 # a 1.5B judge misses a sign, with a reference or without. And it answered "29" days for a leap year, so it grades
 # the right answer, 366, against its own mistake and fails it (0.02, where it passed it at 0.95 without). On 50 short questions the embedded model answered 46
@@ -100,7 +102,8 @@ prompt: What is the capital of Australia?
 response: Sydney, because it is the biggest city.
 
 # %% [markdown]
-# `%%judge?` lists every option: `--data DF --prompt-col C --response-col C` judges a DataFrame, `--rubric`
+# No reference is given here, so the judge answered "Canberra" first and graded both answers against it: about 0.8
+# for Canberra and 0.2 for Sydney (with `--commit-first off`, about 0.6 and 0.3). `%%judge?` lists every option: `--data DF --prompt-col C --response-col C` judges a DataFrame, `--rubric`
 # grades against a rubric, `--mode pairwise|tournament|sequential`, `--out NAME` keeps the result.
 #
 # ## Build a panel with a widget

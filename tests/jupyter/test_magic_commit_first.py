@@ -106,6 +106,21 @@ def test_commit_first_options_are_listed_and_checked(ip) -> None:  # type: ignor
 
 def test_commit_first_short_grades_only_against_a_short_answer(ip) -> None:  # type: ignore[no-untyped-def]
     ip.run_cell_magic("judge", "--commit-first short --out scored --no-chart", CELL)
-    table = ip.user_ns["scored"].to_df()  # the server's answer is a six-word sentence: not short
-    assert table["reference_source"].tolist() == ["none: the answer made first was not short"] * 2
-    assert table["judge_1_made_reference"].tolist() == ["A leap year has 366 days."] * 2
+    table = ip.user_ns["scored"].to_df()  # the server's sentence restates the question around "366": short
+    assert table["reference_source"].tolist() == ["judge"] * 2
+    assert table["judge_1"].tolist() == pytest.approx([0.0, 1.0], abs=0.05)
+    ip.user_ns["asked"] = pd.DataFrame({"prompt": ["Why is the sky blue?"] * 2, "response": ["Scattering.", "Dust."]})
+    ip.run_line_magic("judge", "--data asked --commit-first short --out open --no-chart")
+    opened = ip.user_ns["open"].to_df()  # the same sentence adds six words to this question: not short
+    assert opened["reference_source"].tolist() == ["none: the answer made first was not short"] * 2
+    assert opened["judge_1_made_reference"].tolist() == ["A leap year has 366 days."] * 2
+
+
+def test_commit_first_off_sends_no_question_first(ip, server: OpenAITestServer) -> None:  # type: ignore[no-untyped-def]
+    server.reset_stats()
+    ip.run_cell_magic("judge", "--commit-first off --out scored --no-chart", CELL)
+    assert solver_calls(server) == 0
+    assert (
+        "reference_source" not in ip.user_ns["scored"].to_df()
+        or ip.user_ns["scored"].to_df()["reference_source"].isna().all()
+    )
