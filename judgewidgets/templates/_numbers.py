@@ -20,11 +20,13 @@ from dataclasses import dataclass
 REFERENCE_WORDS = 8
 # A reference that is nothing but its number ("3600", "1989", "four", "15%") says what the response must state: a
 # response whose every new number is that one gives its answer. With a unit ("100 °C") a response in another unit
-# ("100 °F") would pass, so only the difference is told then.
+# ("100 °F") would pass, so then the same number settles it only when the response names the unit too ("About 454
+# grams." for "453.5 grams"); otherwise only a difference is told.
 _BARE = re.compile(r"[\s\d.,%°$€£+\-−]*")
 
 _DIGITS = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?(?:/\d+)?")
 _WORD = re.compile(r"[a-z]+")
+_LETTERS = re.compile(r"[^\W\d_]+")
 _SMALL = {
     word: value
     for value, word in enumerate(
@@ -68,13 +70,15 @@ _UNREAD = re.compile(
 @dataclass(frozen=True)
 class NumberCheck:
     """What comparing a response's numbers with a reference's found: the reference's number, the new numbers the
-    response states, and whether one of them is the reference's (`agrees`) or every one is (`all_agree`)."""
+    response states, whether one of them is the reference's (`agrees`) or every one is (`all_agree`), and whether
+    the same number is the same answer (`number_settles`: the reference is nothing but its number, or the response
+    names its unit too)."""
 
     reference: float
     stated: tuple[float, ...]
     agrees: bool
     all_agree: bool
-    reference_is_number: bool
+    number_settles: bool
 
     @property
     def differs(self) -> bool:
@@ -83,8 +87,8 @@ class NumberCheck:
 
     @property
     def matches(self) -> bool:
-        """The reference is nothing but a number, and every number the response states is that number."""
-        return self.reference_is_number and self.all_agree
+        """Every number the response states is the reference's, and that settles it (`number_settles`)."""
+        return self.number_settles and self.all_agree
 
     def note(self) -> str | None:
         """A sentence for the judge saying what the comparison found, or None when it settles nothing."""
@@ -114,7 +118,8 @@ def check_numbers(question: str, reference: str, response: str) -> NumberCheck |
         return None
     target = references[0]
     same = [_same(v, target) for v in stated]
-    return NumberCheck(target, tuple(dict.fromkeys(stated)), any(same), all(same), _only_a_number(reference))
+    settles = _only_a_number(reference) or _unit_named(reference, response)
+    return NumberCheck(target, tuple(dict.fromkeys(stated)), any(same), all(same), settles)
 
 
 def numbers(text: str) -> list[float]:
@@ -164,6 +169,16 @@ def _spelled(text: str) -> list[float]:
     if in_number:
         found.append(float(total + current))
     return found
+
+
+def _unit_named(reference: str, response: str) -> bool:
+    """Whether every word of `reference` besides its number (its unit: "grams" in "453.5 grams") stands in
+    `response` too: then the same number gives the same answer ("About 454 grams."), where a response in another
+    unit would not ("100 °F" for "100 °C": "F" is not "C")."""
+    number_words = {*_SMALL, *_TENS, *_SCALES, "and", "about", "approximately", "roughly", "around", "the", "a"}
+    unit = [w for w in _LETTERS.findall(reference.casefold()) if w not in number_words]
+    stated = set(_LETTERS.findall(response.casefold()))
+    return bool(unit) and all(w in stated for w in unit)
 
 
 def _only_a_number(reference: str) -> bool:

@@ -62,11 +62,14 @@ def test_another_number_is_a_different_answer(question: str, reference: str, res
         ("What is 15% of 200?", "30", "Thirty.", True),
         ("Roughly how many km in a mile?", "About 1.6 km", "One mile is about 1.61 kilometres.", False),
         ("What is absolute zero in °C?", "−273.15 °C", "Minus 273.15 degrees, or 0 K.", False),
-        # a unit in the reference: the same number in another unit must not pass, so nothing is settled
+        # a unit in the reference: the same number in another unit must not pass, so nothing is settled ...
         ("At what temperature does water boil, in °C?", "100 °C", "At 100 degrees Fahrenheit.", False),
+        # ... unless the response names the same unit
+        ("How many grams are in a pound, roughly?", "453.5 grams", "About 454 grams.", True),
+        ("How many feet are in a mile?", "5,280 feet", "A mile is 5,280 feet.", True),
     ],
 )
-def test_the_same_number_settles_the_match_only_for_a_bare_number(
+def test_the_same_number_settles_the_match_only_for_a_bare_number_or_a_named_unit(
     question: str, reference: str, response: str, matches: bool
 ) -> None:
     checked = check_numbers(question, reference, response)
