@@ -47,15 +47,15 @@ GIVEN_SOURCE = "given"
 # commit_first="short": an answer that adds more words than this to its question is not a checkable answer (an open
 # instruction's), so the item is graded without a reference. A word, a number, a name or a date fits ("Martin Luther
 # King Jr.", "4 July 1776"), and so does a sentence that restates the question around one ("The Pacific Ocean is the
-# largest ocean on Earth."), up to SHORT_SENTENCE_WORDS words in all. Measured: all 90 short questions' answers fit
-# (benchmarks/no_reference.py), 19 of LLMBar Natural's 100 open instructions' do.
+# largest ocean on Earth."), up to SHORT_SENTENCE_WORDS words in all. Measured (benchmarks/no_reference.py): all 90
+# short questions' answers fit; 39 of LLMBar Natural's 100 instructions' answers are graded against.
 SHORT_ANSWER_WORDS = 5
 SHORT_SENTENCE_WORDS = 15
 # A request for an example rather than for the answer: it opens with a verb of naming or making and "a", "an",
 # "some" or a count ("Name a common cause of stress.", "Tell the name of a famous mathematician.", "Give me two ...");
 # "Name the largest planet" asks for the answer.
-# Measured on LLMBar's Adversarial-Neighbor pairs scored under likert: without this, grading such requests against
-# the judge's own example lost 3 pairs ("Sir Isaac Newton." against its "Gauss").
+# Measured on LLMBar's Adversarial-Neighbor pairs scored under likert: grading such requests against the judge's own
+# example ("Sir Isaac Newton." against its "Gauss") lost a pair, where leaving them alone gains one.
 _ONE_OF_MANY = re.compile(
     r"^\W*(?:please\s+)?(?:name|give|tell|list|suggest|create|generate|provide|think of|come up with|make|invent|"
     r"recommend)\s+(?:me\s+|us\s+)?(?:the\s+name\s+of\s+)?"
