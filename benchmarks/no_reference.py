@@ -46,8 +46,9 @@ import pandas as pd
 from _labelled import add_judge_options, call_cache, judge_factory, write_rows
 
 import judgewidgets as jw
+from judgewidgets._records import Item
 from judgewidgets.engine import CallSession
-from judgewidgets.scoring._commit import Question, checkable
+from judgewidgets.scoring._commit import checkable, question_of
 
 DATA = Path(__file__).resolve().parent / "data"
 SETS = {"ours": DATA / "reference_qa.csv", "held_out": DATA / "no_reference_qa.csv"}
@@ -167,7 +168,9 @@ async def made_answers(model: str, questions: list[str], cache: bool | str) -> d
     session = CallSession()
     made = {}
     for question in questions:
-        solution, _ = await committer.solution(Question(question, ({"role": "user", "content": question},)), session)
+        asked = question_of(Item(question, ""))
+        assert asked is not None
+        solution, _ = await committer.solution(asked, session)
         made[question] = solution.answer
     return made
 

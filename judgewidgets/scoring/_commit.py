@@ -27,6 +27,8 @@ from .._constants import SOLVER_MAX_TOKENS
 from .._errors import ConfigurationError, InputError, JudgeCallError
 from ..conversations._render import _message_text, _tool_names
 from ..engine import CallCache, Caller, CallSession, ChatRequest, Usage
+from ..engine._litellm import is_local_model
+from ..templates._words import words
 from ._cost import JudgeCostEstimate, estimate_calls, unpriced
 
 if TYPE_CHECKING:
@@ -62,7 +64,6 @@ _ONE_OF_MANY = re.compile(
     r"(?:a|an|some|any|one|two|three|four|five|six|seven|eight|nine|ten|\d+)\b",
     re.IGNORECASE,
 )
-_WORDS = re.compile(r"[^\W_]+")
 NOT_SHORT_SOURCE = "none: the answer made first was not short"
 CommitFirst = bool | Literal["short"] | None
 # What the embedded judge does without a reference under a correctness template when `commit_first` is unset:
@@ -329,7 +330,7 @@ class CommitsFirst:
     caller: Caller
     commit_first: CommitFirst = None
     solver: Any = None
-    _committed: tuple[Caller, Any, Committer | None] | None = None
+    _committed: tuple[Caller, Template | None, Committer | None] | None = None
 
     @property
     def default_template(self) -> Template | None:
@@ -401,9 +402,8 @@ def is_short(answer: str, question: str) -> bool:
     """Whether `answer` is a checkable answer to `question`: at most `SHORT_ANSWER_WORDS` words beyond those the
     question holds ("The Pacific Ocean is the largest ocean on Earth." adds one to "What is the largest ocean on
     Earth?"), in at most `SHORT_SENTENCE_WORDS` words in all."""
-    words = _WORDS.findall(answer.casefold())
-    asked = set(_WORDS.findall(question.casefold()))
-    return len(words) <= SHORT_SENTENCE_WORDS and sum(w not in asked for w in words) <= SHORT_ANSWER_WORDS
+    said, asked = words(answer), set(words(question))
+    return len(said) <= SHORT_SENTENCE_WORDS and sum(w not in asked for w in said) <= SHORT_ANSWER_WORDS
 
 
 def commit_first_option(typed: str | None) -> CommitFirst:
@@ -415,8 +415,6 @@ def commit_first_option(typed: str | None) -> CommitFirst:
 def solver_at(model: str | None, api_base: str | None, cache: bool | str | CallCache | None = True) -> Any:
     """The solver a command line or magic names: the model string as it is, or a `ModelSolver` served at
     `api_base` when the judges are (the embedded model is never served)."""
-    from ..engine._litellm import is_local_model
-
     if model is None or not api_base or is_local_model(model):
         return model
     return ModelSolver(model, cache=cache, api_base=api_base)
@@ -455,8 +453,6 @@ def commit_first_default(model: str, template: Template | None = None) -> Commit
     """How a judge of `model` scoring under `template` commits first when `commit_first` is left unset (None):
     `EMBEDDED_DEFAULT` for the embedded judge under a template that judges correctness (`Template.correctness`),
     else not at all (see docs/guide/judges.md#without-a-reference-commit-first for the measurements behind both)."""
-    from ..engine._litellm import is_local_model
-
     if template is not None and template.correctness and is_local_model(model):
         return EMBEDDED_DEFAULT
     return False

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 # A reference longer than this is a sentence, not a name or a term: the check leaves it to the judge.
 REFERENCE_WORDS = 5
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_WORD = re.compile(r"[^\W_]+")
 _ARTICLES = frozenset({"the", "a", "an"})
 # Words of letters only, apart by spaces, hyphens or apostrophes ("Jean-Paul Sartre", "O'Keeffe", "Brasília"): a
 # number, a formula ("cos(x)": "-cos(x)" holds its word) or a symbol is not a name or a term.
@@ -42,11 +42,11 @@ def check_words(question: str, reference: str, response: str) -> WordCheck | Non
     negation; None when it does not apply or does not find them all."""
     if not _PLAIN.fullmatch(reference.strip()) or _NEGATION.search(response):
         return None
-    asked = set(_words(question))
-    wanted = [w for w in _words(reference) if w not in _ARTICLES and w not in asked]
+    asked = set(words(question))
+    wanted = [w for w in words(reference) if w not in _ARTICLES and w not in asked]
     if not wanted or len(wanted) > REFERENCE_WORDS:
         return None
-    stated = set(_words(response))
+    stated = set(words(response))
     if _is_name(reference) and wanted[-1] in stated:  # "Orwell" names "George Orwell", "Einstein" "Albert Einstein"
         return WordCheck(reference.strip().rstrip("."))
     return WordCheck(reference.strip().rstrip(".")) if all(w in stated for w in wanted) else None
@@ -59,5 +59,6 @@ def _is_name(reference: str) -> bool:
     return 2 <= len(words) <= 4 and len(capitalised) >= len(words) - 1 and words[-1][:1].isupper()
 
 
-def _words(text: str) -> list[str]:
+def words(text: str) -> list[str]:
+    """The words of `text` (letters and digits, casefolded): what the checks of short answers compare."""
     return [w.casefold() for w in _WORD.findall(text)]
