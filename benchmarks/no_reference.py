@@ -17,12 +17,13 @@ answers the judge got wrong (the only way commit-first fails a right answer), an
 cost at gpt-4o-mini's list prices (the measured price of the default, were it on for a hosted judge).
 
 LLMBar (`--llmbar-n`, per subset; 0 skips it; default all 419 pairs): its open instructions have no one right
-answer, and a default that graded them against the judge's own answer would hurt. Under the default, a pair is
-graded against the made answer only when `scoring._commit.checkable` says so (a short answer, to a request for the
-answer rather than for one example of many); every other pair sends exactly today's request. So the solver answers
-every instruction first, and only the pairs it touches are judged both ways (each output scored alone, the higher
-score wins, a tie is half): printed per subset, how many pairs the default touches and their accuracy today and by
-default. A subset is worse than today only if that accuracy drops.
+answer, and a default that graded them against the judge's own answer would hurt. Under the default, the solver
+answers first only an instruction that asks for one fact (`scoring._commit.asks_for_a_fact`: a short one-line
+question, not for a judgement nor for one example of many), and a pair is graded against the made answer only when
+that answer is short too (`checkable`); every other pair sends exactly today's request. Only the pairs the default
+touches are judged both ways (each output scored alone, the higher score wins, a tie is half): printed per subset,
+how many pairs the default touches and their accuracy today and by default. A subset is worse than today only if
+that accuracy drops.
 
 Calls go through the persistent call cache unless `--fresh`.
 """
@@ -48,7 +49,7 @@ from _labelled import add_judge_options, call_cache, judge_factory, write_rows
 import judgewidgets as jw
 from judgewidgets._records import Item
 from judgewidgets.engine import CallSession
-from judgewidgets.scoring._commit import checkable, question_of
+from judgewidgets.scoring._commit import asks_for_a_fact, checkable, question_of
 
 DATA = Path(__file__).resolve().parent / "data"
 SETS = {"ours": DATA / "reference_qa.csv", "held_out": DATA / "no_reference_qa.csv"}
@@ -197,8 +198,9 @@ def print_llmbar(args: argparse.Namespace, make_judge: Any) -> list[dict[str, An
         if args.llmbar_n:
             pairs = pairs.head(args.llmbar_n)
         started = time.perf_counter()
-        made = asyncio.run(made_answers(args.model, list(dict.fromkeys(pairs["question"])), cache))
-        short = pairs[[made[q] is not None and checkable(made[q], q) for q in pairs["question"]]]
+        asked = [q for q in dict.fromkeys(pairs["question"]) if asks_for_a_fact(q)]
+        made = asyncio.run(made_answers(args.model, asked, cache))
+        short = pairs[[made.get(q) is not None and checkable(made[q], q) for q in pairs["question"]]]
         prompts = [p for p in short["question"] for _ in range(2)]
         outputs = [o for a, b in zip(short["response_a"], short["response_b"]) for o in (a, b)]
         accuracy = {}

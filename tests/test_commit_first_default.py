@@ -15,8 +15,10 @@ import judgewidgets as jw
 from judgewidgets.engine import ChatRequest, RetryPolicy
 from judgewidgets.scoring._commit import (
     EMBEDDED_DEFAULT,
+    NOT_ASKED_SOURCE,
     NOT_SHORT_SOURCE,
     SOLVER_INSTRUCTION,
+    asks_for_a_fact,
     commit_first_default,
     commit_first_option,
 )
@@ -94,6 +96,50 @@ def test_the_default_grades_against_a_short_made_answer_and_records_it() -> None
         0.5,
         0.5,
     ]
+
+
+def test_a_request_that_asks_for_no_one_fact_is_graded_as_today_at_no_extra_call() -> None:
+    transport = ScriptedTransport(reply)
+    prompts = [
+        "Calculate the total cost: 3 laptops at $1100 each and 2 monitors at $200 each.",
+        "What date will the United States economy crash?",
+    ]
+    result = local(transport).score(prompts, ["$3700", "Nobody can say."], progress=False)
+    assert not any(is_solver(r) for r in transport.requests)
+    assert [v.reference_source for v in result.vote_list] == [NOT_ASKED_SOURCE] * 2
+    assert [v.score for v in result.vote_list] == [0.5, 0.5]  # the judge read them without a reference
+    assert local().estimate_cost(prompts, ["$3700", "Nobody can say."]).judges[0].answering_calls == 0
+    chosen = local(transport, commit_first=True).score(prompts[:1], ["$3700"], progress=False)  # all: answered
+    assert chosen.vote_list[0].reference_source == "judge" and is_solver(transport.requests[-2])
+
+
+@pytest.mark.parametrize(
+    ("question", "asks"),
+    [
+        ("In what year did the Berlin Wall fall?", True),
+        ("how many legs does a spider have", True),  # no question mark, a question word
+        ("Name the largest planet in the solar system.", True),
+        ("Tell me the boiling point of water in degrees Fahrenheit.", True),
+        ("What is the capital of France? Answer in one word.", True),
+        ("A train covers 60 km in 45 minutes. What is its average speed in km/h?", True),
+        ("What is the best-selling novel of all time?", True),  # "best-selling" is a fact, "best" an opinion
+        ("¿Cuál es la capital de Francia?", True),
+        ("Calculate the total cost of the following items. 3 laptop - $1100 each, 2 monitors - $200 each", False),
+        ("Combine the two sentences into one:\nHe stayed at home. He didn't go to the party.", False),
+        ("What date will the united states economy crash?", False),  # a prediction
+        ("What is the best programming language for 2023", False),  # an opinion
+        ("Should I learn Rust or Go first?", False),  # advice
+        ("Name a famous mathematician.", False),  # one example of many
+        ("Rewrite the sentence in a more formal tone: gonna be late.", False),  # not a question
+        (
+            "There are five sisters in a room. Anne is reading a book, Margaret is cooking, Kate is playing chess, "
+            "and Marie is doing the laundry. What's the fifth sister doing?",
+            False,  # a riddle over material of its own: more than QUESTION_WORDS words
+        ),
+    ],
+)
+def test_only_a_question_of_one_fact_is_answered_first(question: str, asks: bool) -> None:
+    assert asks_for_a_fact(question) is asks
 
 
 def test_a_given_reference_wins_and_asks_nothing_first() -> None:

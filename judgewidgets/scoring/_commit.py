@@ -50,20 +50,38 @@ GIVEN_SOURCE = "given"
 # instruction's), so the item is graded without a reference. A word, a number, a name or a date fits ("Martin Luther
 # King Jr.", "4 July 1776"), and so does a sentence that restates the question around one ("The Pacific Ocean is the
 # largest ocean on Earth."), up to SHORT_SENTENCE_WORDS words in all. Measured (benchmarks/no_reference.py): all 90
-# short questions' answers fit; 39 of LLMBar Natural's 100 instructions' answers are graded against.
+# short questions' answers fit; of LLMBar's 419 instructions, 66 ask for one fact and 23 of their answers are short.
 SHORT_ANSWER_WORDS = 5
 SHORT_SENTENCE_WORDS = 15
-# A request for an example rather than for the answer: it opens with a verb of naming or making and "a", "an",
-# "some" or a count ("Name a common cause of stress.", "Tell the name of a famous mathematician.", "Give me two ...");
-# "Name the largest planet" asks for the answer.
-# Measured on LLMBar's Adversarial-Neighbor pairs scored under likert: grading such requests against the judge's own
-# example ("Sir Isaac Newton." against its "Gauss") lost a pair, where leaving them alone gains one.
+# commit_first="short" answers first only a question that asks for one fact (`asks_for_a_fact`): what the default
+# was measured on (benchmarks/no_reference.py) and what the embedded judge answers well from what it knows. Left
+# alone, graded without a reference as before and at no extra call:
+# - a request that is not a question (it does not end in "?" nor open with a question word or "Name the ...") or runs
+#   over one line or QUESTION_WORDS words: a task on material of its own (a sum over given prices, the words of a
+#   quoted text to count, a riddle, sentences to rewrite), which the small model got wrong often enough, answering
+#   first, to cost LLMBar pairs (scored alone under likert: GPTOut -2 and Manual -2 before this rule, 0 and 0 after);
+# - a request for a judgement, no one answer: a prediction, a hypothetical, advice or an opinion ("will", "would",
+#   "should", "best", "worst", "favourite": "What date will the economy crash?" made "December 2020");
+# - a request for one example of many: it opens with a verb of naming or making and "a", "an", "some" or a count
+#   ("Name a common cause of stress.", "Tell the name of a famous mathematician."); "Name the largest planet" asks
+#   for the answer. Grading against the judge's own example ("Sir Isaac Newton." against its "Gauss") lost a pair on
+#   LLMBar Neighbor, where leaving them alone gains one.
+# All 90 questions of benchmarks/no_reference.py ask for one fact (the longest has 15 words).
+QUESTION_WORDS = 25
+_ASKS = re.compile(
+    r"[?？][\s\"'”’)\]]*$"
+    r"|^\W*(?:(?:in|on|at|by|from|for|to|of)\s+)?(?:what|what's|which|who|whom|whose|when|where|how|why)\b"
+    r"|^\W*(?:please\s+)?(?:name|state|give|tell)\s+(?:me\s+|us\s+)?the\b",
+    re.IGNORECASE,
+)
+_JUDGEMENT = re.compile(r"\b(?:will|would|should|best(?!-)|worst|favou?rite)\b", re.IGNORECASE)
 _ONE_OF_MANY = re.compile(
     r"^\W*(?:please\s+)?(?:name|give|tell|list|suggest|create|generate|provide|think of|come up with|make|invent|"
     r"recommend)\s+(?:me\s+|us\s+)?(?:the\s+name\s+of\s+)?"
     r"(?:a|an|some|any|one|two|three|four|five|six|seven|eight|nine|ten|\d+)\b",
     re.IGNORECASE,
 )
+NOT_ASKED_SOURCE = "none: not a question of one fact, nothing was answered first"
 NOT_SHORT_SOURCE = "none: the answer made first was not short"
 CommitFirst = bool | Literal["short"] | None
 # What the embedded judge does without a reference under a correctness template when `commit_first` is unset:
@@ -242,9 +260,10 @@ class ModelSolver:
 
 class Committer:
     """How a judge commits first: the solver that answers, the `reference_source` its votes record, whether only a
-    short answer is graded against (`short_only`: a longer one leaves the item graded without a reference), and
-    whether the judge commits first by its default rather than by your choice (`by_default`: a conversation is
-    then graded without a reference, neither answered first nor refused)."""
+    short answer to a question of one fact is graded against (`short_only`: only such a question is answered first,
+    and any other item is graded without a reference), and whether the judge commits first by its default rather
+    than by your choice (`by_default`: a conversation is then graded without a reference, neither answered first
+    nor refused)."""
 
     def __init__(self, solver: Solver, source: str, short_only: bool = False, *, by_default: bool = False) -> None:
         self.solver = solver
@@ -264,6 +283,11 @@ class Committer:
         if item.reference is not None or (self.by_default and item.conversation is not None):
             return None
         return question_of(item)
+
+    def answers(self, question: Question) -> bool:
+        """Whether `question` is answered first: every one, or, `short_only`, one that asks for one fact
+        (`asks_for_a_fact`); the others are graded without a reference, at no extra call."""
+        return not self.short_only or asks_for_a_fact(question.text)
 
     def check(self) -> None:
         """Raise ConfigurationError now when the solver cannot run (no call is made), naming it."""
@@ -303,19 +327,21 @@ class Committer:
             if self.by_default:
                 return Committed(None, None)
             return Committed(None, None, error="input: commit-first: the item answers no one question")
+        if not self.answers(question):
+            return Committed(None, NOT_ASKED_SOURCE)
         solution, made_here = await self.solution(question, session)
         spent = solution.usage if made_here else SHARED
         if solution.answer is None:
             kind, _, rest = (solution.error or "infrastructure: no answer").partition(": ")
             error = f"{kind}: answering first ({self.source}) failed: {rest}"
             return Committed(None, self.source, error=error, usage=spent)
-        if self.short_only and not checkable(solution.answer, question.text):
+        if self.short_only and not is_short(solution.answer, question.text):
             return Committed(None, NOT_SHORT_SOURCE, solution.answer, usage=spent)
         return Committed(solution.answer, self.source, solution.answer, usage=spent)
 
     def estimate(self, questions: Sequence[Question], name: str) -> JudgeCostEstimate:
-        """What answering every distinct question costs (no call is made)."""
-        distinct = list({q.key: q for q in questions}.values())
+        """What answering every distinct question it answers costs (no call is made)."""
+        distinct = list({q.key: q for q in questions if self.answers(q)}.values())
         estimate = getattr(self.solver, "estimate", None)
         if callable(estimate):
             return estimate(distinct, name)
@@ -350,8 +376,9 @@ class CommitsFirst:
 def committer(commit_first: CommitFirst, solver: Any, caller: Caller, default: CommitFirst = False) -> Committer | None:
     """The committer of a judge that calls through `caller`, or None when it does not commit first.
 
-    `commit_first`: True, "short" (grade against the answer only when it is short: a word, a number, a name or a
-    date), False, or None for `default` (False, True or "short"), unless a `solver` is named (then it is on).
+    `commit_first`: True, "short" (answer first only a question of one fact, and grade against the answer only
+    when it is short: a word, a number, a name or a date), False, or None for `default` (False, True or "short"),
+    unless a `solver` is named (then it is on).
     `solver`: None (the judge's own model), a model string, a `Generator`, or a `Solver`. One ConfigurationError
     for anything else, before any call."""
     from ._generate import Generator
@@ -388,14 +415,22 @@ def committer(commit_first: CommitFirst, solver: Any, caller: Caller, default: C
 
 def checkable(answer: str, question: str) -> bool:
     """Whether `answer`, made first, is a reference to grade responses to `question` against (commit_first="short"):
-    short (`is_short`), to a question that asks for the answer, not for one example of many."""
-    return is_short(answer, question) and not asks_for_one_of_many(question)
+    a short answer (`is_short`) to a question that asks for one fact (`asks_for_a_fact`)."""
+    return asks_for_a_fact(question) and is_short(answer, question)
 
 
-def asks_for_one_of_many(question: str) -> bool:
-    """Whether `question` asks for one example of many ("Name a famous mathematician.", "Give two countries that use
-    the euro.", "Create a movie title ..."): no one answer made first is the reference a right response must match."""
-    return _ONE_OF_MANY.search(question) is not None
+def asks_for_a_fact(question: str) -> bool:
+    """Whether `question` asks for one fact, the kind commit_first="short" answers first: a question ("...?", or
+    opening with a question word or "Name the"), on one line, of at most QUESTION_WORDS words, asking neither for a
+    judgement ("will", "should", "best", ...) nor for one example of many ("Name a famous mathematician.")."""
+    text = question.strip()
+    return (
+        "\n" not in text
+        and len(text.split()) <= QUESTION_WORDS
+        and _ASKS.search(text) is not None
+        and _JUDGEMENT.search(text) is None
+        and _ONE_OF_MANY.search(text) is None
+    )
 
 
 def is_short(answer: str, question: str) -> bool:

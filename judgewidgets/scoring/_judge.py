@@ -91,8 +91,9 @@ class LLMJudge(CommitsFirst):
     question (its short answer, temperature 0, once per distinct question per run, cached) and the judge grades
     the response against that answer as its reference; a reference you give always wins. `solver` names who
     answers: None (the judge's own model), a model string, a `Generator` or a `Solver`; naming one turns
-    commit-first on. The default (None) is `commit_first_default(model, template)`: "short" for the embedded judge
-    under a template that judges correctness (likert, true_false_uncertain, true_false, continuous), off otherwise.
+    commit-first on. The default (None) is `commit_first_default(model, template)`: "short" (only a question of
+    one fact is answered first, and only a short answer graded against) for the embedded judge under a template
+    that judges correctness (likert, true_false_uncertain, true_false, continuous), off otherwise.
     Each vote records its `reference_source` and `made_reference`; a failed answer leaves the vote missing with
     the error.
     """
@@ -284,7 +285,7 @@ class LLMJudge(CommitsFirst):
         questions, graded = [], []
         for item in items:
             question = committer.question(item) if committer is not None else None
-            if question is not None:
+            if question is not None and committer is not None and committer.answers(question):
                 questions.append(question)
                 item = replace(item, reference=PLACEHOLDER_REFERENCE)
             graded.append(item)

@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from judgewidgets.scoring._commit import asks_for_a_fact
 from judgewidgets.testing import OpenAITestServer
 from tests.benchmark_scripts import BENCHMARKS, load_benchmark
 
@@ -31,6 +32,7 @@ def test_the_question_sets_are_whole() -> None:
     assert not CASES.isna().any().any() and (CASES["right"] != CASES["wrong"]).all()
     ours = pd.read_csv(BENCHMARKS / "data" / "reference_qa.csv")
     assert not set(CASES["question"]) & set(ours["question"])  # held out: no question of the tuned set
+    assert all(map(asks_for_a_fact, [*CASES["question"], *ours["question"]]))  # what the default answers first
 
 
 def test_the_share_counts_a_question_only_when_both_answers_are_on_their_side() -> None:
