@@ -66,3 +66,34 @@ def test_rubric_and_pairwise_results_share_their_names() -> None:
     verdict = panel.compare("q", "a", "b")
     assert isinstance(verdict.votes, pd.DataFrame) and verdict.votes["judge"].tolist() == ["x", "y"]
     assert [r.judge for r in verdict.vote_list] == ["x", "y"]
+
+
+def _summarises(result: object, judges: list[str], calls: int) -> None:
+    """`summary()`: a row per judge (calls, failures, tokens of each kind, both costs) that adds up to `usage`."""
+    summary = result.summary()  # type: ignore[attr-defined]
+    assert isinstance(summary, pd.DataFrame) and summary.index.tolist() == judges
+    assert {"calls", "failed", "prompt_tokens", "cost_usd", "list_cost_usd"} <= set(summary.columns)
+    assert int(summary["calls"].sum()) == calls == result.usage.attempts  # type: ignore[attr-defined]
+    assert int(summary["prompt_tokens"].sum()) == result.usage.prompt_tokens  # type: ignore[attr-defined]
+
+
+def test_every_result_kind_summarises_its_calls_per_judge() -> None:
+    judge = jw.LLMJudge("openai/m", name="j", transport=_transport(), cache=False, structured_output=True)
+    _summarises(judge.score(PROMPTS, RESPONSES, progress=False), ["j"], 2)
+    _summarises(jw.LLMPanel([judge]).score(PROMPTS, RESPONSES, progress=False), ["j"], 2)
+    rubric = jw.Rubric([jw.Criterion("Correct", name="correct")])
+    grader = jw.CriterionGrader([judge], seed=1)
+    graded = grader.grade_many(rubric, pd.DataFrame({"prompt": PROMPTS, "response": RESPONSES}), progress=False)
+    _summarises(graded, ["j"], 2)
+    _summarises(graded.reports[0], ["j"], 1)
+    pairwise = jw.PairwiseJudge(
+        "openai/m", name="p", method="verdict", transport=_transport(), cache=False, structured_output=True
+    )
+    _summarises(pairwise.compare("q", "a", "b"), ["p"], 2)
+    _summarises(pairwise.compare_many(PROMPTS, RESPONSES, ["x", "y"], progress=False), ["p"], 4)
+    panel = jw.PairwisePanel([pairwise.with_options(name="x"), pairwise.with_options(name="y")])
+    _summarises(panel.compare("q", "a", "b"), ["x", "y"], 4)
+    tournament = jw.Tournament(pairwise, format="round_robin").run(
+        PROMPTS, {"m1": RESPONSES, "m2": ["5", "Lyon"]}, progress=False
+    )
+    _summarises(tournament, ["p"], 4)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -81,6 +81,14 @@ class Usage(BaseModel):
         return cls(**{name: getattr(completion, name) for name in cls.model_fields})
 
     @classmethod
+    def of_row(cls, row: Mapping[str, Any]) -> Usage:
+        """The accounting a table row records (its columns named as Usage's fields; NaN, a missing value, read as
+        not said): a saved or tabled vote's."""
+        import pandas as pd
+
+        return cls(**{k: None if pd.isna(row[k]) else row[k] for k in cls.model_fields if k in row})
+
+    @classmethod
     def total(cls, records: Iterable[Usage]) -> Usage:
         """The usage of several calls together: latencies, tokens, costs, attempts and waits add up (a token count
         or cost is None when any part's is), cached only when every part was."""
@@ -137,3 +145,13 @@ def cost_summary(records: Iterable[tuple[str, Usage, str | None]]) -> Any:
     frame = pd.DataFrame.from_dict(rows, orient="index", columns=list(COST_COLUMNS))
     frame.index.name = "judge"
     return frame
+
+
+def rows_cost_summary(rows: Iterable[Mapping[str, Any]]) -> Any:
+    """`cost_summary` of table rows that each record a `judge`, Usage's fields and an `error` (a match of a
+    tournament, a draw of a sequential rating)."""
+    records = []
+    for row in rows:
+        error = row.get("error")
+        records.append((str(row.get("judge")), Usage.of_row(row), error if isinstance(error, str) else None))
+    return cost_summary(records)

@@ -10,7 +10,7 @@ import pandas as pd
 from .._errors import InputError
 from .._saved import Dump, KeptFrame, column_errors
 from ..engine import Usage
-from ..engine._usage import cost_summary
+from ..engine._usage import rows_cost_summary
 from ._records import (
     PairItem,
     PairwiseResult,
@@ -53,21 +53,12 @@ class PairwiseTable(KeptFrame):
     @property
     def usage(self) -> Usage:
         """What every order's calls cost together (from `attrs["verdicts"]`: two calls per pair when swapped)."""
-        return Usage.total(usage for _, usage, _ in self._order_usages())
+        return Usage.total(Usage.of_row(v) for v in self.attrs.get("verdicts") or [])
 
     def summary(self) -> pd.DataFrame:
         """Per judge: calls, failed orders, tokens of each kind, cost as billed and at list price (`cost_summary`,
         from `attrs["verdicts"]`)."""
-        return cost_summary(self._order_usages())
-
-    def _order_usages(self) -> list[tuple[str, Usage, str | None]]:
-        """(judge, usage, error) of every order's verdict in `attrs["verdicts"]` (NaN read back as None)."""
-        out = []
-        for v in self.attrs.get("verdicts") or []:
-            usage = Usage(**{k: None if pd.isna(v[k]) else v[k] for k in Usage.model_fields if k in v})
-            error = v.get("error")
-            out.append((str(v.get("judge")), usage, error if isinstance(error, str) else None))
-        return out
+        return rows_cost_summary(self.attrs.get("verdicts") or [])
 
     @classmethod
     def _restore(cls, dump: Dump) -> PairwiseTable:

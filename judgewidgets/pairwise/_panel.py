@@ -18,6 +18,7 @@ from .._run import run_scope
 from .._runner import run_sync
 from .._saved import Dump, Keepable, provenance, record_rows, reported, usage_of
 from ..engine import CallSession, Usage
+from ..engine._usage import cost_summary
 from ..scoring import CostEstimate, JudgeCostEstimate
 from ..scoring._aggregate import check_weights
 from ._batch import PairwiseTable, one_pair, pairs_from, stamped
@@ -105,6 +106,10 @@ class PanelComparison(BaseModel, Keepable):
     def usage(self) -> Usage:
         """What every judge's calls on both orders cost together."""
         return Usage.total(self.verdicts)
+
+    def summary(self) -> pd.DataFrame:
+        """Per judge: calls, failed orders, tokens of each kind, cost as billed and at list price (`cost_summary`)."""
+        return cost_summary((v.judge, v, v.error) for v in self.verdicts)
 
 
 def tally(results: Sequence[PairwiseResult], weights: Sequence[float]) -> tuple[Winner | None, float | None]:

@@ -18,6 +18,7 @@ from ..conversations._messages import REPLY_ROLES
 from ..conversations._render import JudgedConversation, reply_text, transcript
 from ..conversations._targets import last_user_text
 from ..engine import Usage
+from ..engine._usage import cost_summary
 from ._scales import Slot
 
 Winner = Literal["A", "B", "tie"]
@@ -306,6 +307,10 @@ class PairwiseResult(BaseModel, Keepable):
     def usage(self) -> Usage:
         """What every order's calls cost together."""
         return Usage.total(self.verdicts)
+
+    def summary(self) -> pd.DataFrame:
+        """Per judge: calls, failed orders, tokens of each kind, cost as billed and at list price (`cost_summary`)."""
+        return cost_summary((v.judge, v, v.error) for v in self.verdicts)
 
     @property
     def cost_usd(self) -> float | None:

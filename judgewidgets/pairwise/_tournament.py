@@ -20,6 +20,7 @@ from ..conversations import Conversation, check_target, judged_views, parse_conv
 from ..conversations._render import JudgedConversation
 from ..conversations._targets import last_user_text
 from ..engine import Usage
+from ..engine._usage import rows_cost_summary
 from ._bradley_terry import fit, game_matrices, mle_exists
 from ._corrected import CorrectedRanking, corrected_ranking
 from ._formats import PairingFormat, get_format
@@ -118,6 +119,11 @@ class TournamentResult(Keepable):
     def usage(self) -> Usage:
         """What every order's calls cost together (`matches`' latency_s, tokens, cost_usd, cached, attempts)."""
         return Usage(**usage_of_table(self.matches, calls="attempts"))
+
+    def summary(self) -> pd.DataFrame:
+        """Per judge: calls, failed orders, tokens of each kind, cost as billed and at list price (`cost_summary`,
+        from `matches`)."""
+        return rows_cost_summary(self.matches.to_dict("records"))
 
     @property
     def comparisons(self) -> int:

@@ -36,6 +36,7 @@ from .._saved import Dump, Keepable, mean_or_nan, plain, provenance, reported, u
 from ..conversations import Target
 from ..conversations._render import JudgedConversation
 from ..engine import CallSession, Usage
+from ..engine._usage import cost_summary
 from ..scoring._judge import LLMJudge
 from ._criterion import Criterion, CriterionOption
 from ._grader import CriterionGrader, _rubric_target
@@ -172,6 +173,11 @@ class LeveledReport(BaseModel, Keepable):
     def usage(self) -> Usage:
         """What every call of the grade cost together (its rubric report's)."""
         return self.report.usage
+
+    def summary(self) -> pd.DataFrame:
+        """Per judge: calls, failed votes, tokens of each kind, cost as billed and at list price (its rubric
+        report's)."""
+        return self.report.summary()
 
     @property
     def percent(self) -> float | None:
@@ -599,6 +605,10 @@ class LeveledResult(Keepable):
     def usage(self) -> Usage:
         """What every call of every grade cost together."""
         return Usage.total(r.usage for r in self.reports)
+
+    def summary(self) -> pd.DataFrame:
+        """Per judge: calls, failed votes, tokens of each kind, cost as billed and at list price (`cost_summary`)."""
+        return cost_summary((v.judge_id, v, v.error) for r in self.reports for v in r.report.vote_list)
 
     def __len__(self) -> int:
         return len(self.reports)

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .._saved import Dump, Keepable, plain, record_rows, usage_of
 from ..engine import Usage
+from ..engine._usage import cost_summary
 from ._criterion import CriterionVerdict, ScaleType
 
 
@@ -125,6 +126,10 @@ class RubricReport(BaseModel, Keepable):
     def usage(self) -> Usage:
         """What every judge's calls on every criterion cost together."""
         return Usage.total(self.vote_list)
+
+    def summary(self) -> pd.DataFrame:
+        """Per judge: calls, failed votes, tokens of each kind, cost as billed and at list price (`cost_summary`)."""
+        return cost_summary((v.judge_id, v, v.error) for v in self.vote_list)
 
     def to_df(self) -> pd.DataFrame:
         """One row per criterion: outcome, value, weight, agreement and the judges' errors."""

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .._saved import Dump, Keepable, KeptFrame, column_errors, mean_or_nan, plain, usage_of_table
 from ..engine import Usage
+from ..engine._usage import rows_cost_summary
 
 if TYPE_CHECKING:
     import altair as alt
@@ -25,20 +26,16 @@ TRACE_COLUMNS = [
     "high",
     "half_width",
     "error",
-    "cached",
-    "latency_s",
-    "prompt_tokens",
-    "completion_tokens",
-    "cost_usd",
-    "attempts",
-    "waited_s",
+    *Usage.model_fields,  # what each draw cost: tokens of each kind, billed and at list price
 ]
 
 Status = Literal["running", "converged", "max_samples", "failed", "budget"]
 
 
 def empty_trace() -> pd.DataFrame:
-    return pd.DataFrame({c: pd.Series(dtype=object if c in ("judge", "error") else float) for c in TRACE_COLUMNS})
+    return pd.DataFrame(
+        {c: pd.Series(dtype=object if c in ("judge", "error", "batch_id") else float) for c in TRACE_COLUMNS}
+    )
 
 
 class SequentialResult(BaseModel, Keepable):
@@ -48,8 +45,8 @@ class SequentialResult(BaseModel, Keepable):
     `trace` has one row per judgment drawn, in arrival order: the judge and prompt variant that gave it, its
     `value` on the rating scale (NaN for a failed call, then `counted` is False and `error` says why), and the
     running `n`, `mean`, interval `low`/`high` and `half_width` after it, and what the judgment cost (the
-    columns of `jw.engine.Usage`: latency_s, prompt_tokens, completion_tokens, cost_usd, cached, attempts,
-    waited_s).
+    columns of `jw.engine.Usage`: latency, tokens of each kind, cost as billed and at list price, cached,
+    attempts, waited_s, batch_id).
     """
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
@@ -105,10 +102,7 @@ class SequentialResult(BaseModel, Keepable):
     @property
     def usage(self) -> Usage:
         """What every judgment drawn cost together (summed over the trace)."""
-        rows = self.trace.to_dict("records")
-        return Usage.total(
-            Usage(**{k: None if pd.isna(row[k]) else row[k] for k in Usage.model_fields if k in row}) for row in rows
-        )
+        return Usage.total(Usage.of_row(row) for row in self.trace.to_dict("records"))
 
     def summary(self) -> dict[str, Any]:
         """The scalar fields, e.g. for one row of a table."""
@@ -224,6 +218,11 @@ class SequentialFrame(KeptFrame):
     def trace(self, item: int) -> pd.DataFrame:
         results: list[SequentialResult] = getattr(self, "results", None) or []
         return results[item].trace
+
+    def summary(self) -> pd.DataFrame:
+        """Per judge: calls, failed judgments, tokens of each kind, cost as billed and at list price, over every
+        item's draws (`cost_summary`)."""
+        return rows_cost_summary(self.traces.to_dict("records"))
 
     def chart(self, *, width: int = 260, columns: int = 3) -> alt.FacetChart:
         """Each item's running mean and interval band (one small panel per item)."""

@@ -19,6 +19,7 @@ in the batch), `[[fault-once:KIND]]` (fails the first time it is seen, here or o
 from __future__ import annotations
 
 import json
+import random
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -51,12 +52,14 @@ _STATUS = {
 class BatchPlan:
     """How batches behave: `delay` seconds from creation to the end; the first `expire` batches expire with
     `expire_answered` (a share) of their requests answered; `missing` makes every batch route answer 404 (a
-    server without a batch API)."""
+    server without a batch API); `shuffle` lists a batch's results in another order than its requests (both
+    providers say they may: a result is matched to its request by `custom_id`, never by position)."""
 
     delay: float = 0.2
     expire: int = 0
     expire_answered: float = 0.5
     missing: bool = False
+    shuffle: bool = False
 
 
 @dataclass
@@ -216,6 +219,8 @@ class BatchService:
             else:
                 outcome = "canceled" if batch.cancelled_at is not None else "expired"
                 batch.results.append({"custom_id": line.get("custom_id"), "outcome": outcome})
+        if self.plan.shuffle:
+            random.Random(batch.id).shuffle(batch.results)
         batch.ended_at = now
         if batch.protocol == "openai":
             batch.status = (

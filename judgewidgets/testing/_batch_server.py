@@ -44,7 +44,8 @@ class BatchTestServer(OpenAITestServer):
     ```
     `delay`: seconds from a batch's creation to its end. `expire`: how many of the first batches expire, with
     `expire_answered` of their requests answered. `missing=True`: every batch route answers 404 (a server
-    without a batch API). `plan` can be changed while the server runs. Other arguments: as `OpenAITestServer`'s.
+    without a batch API). `shuffle=True`: results come in another order than the requests (as the providers say
+    they may). `plan` can be changed while the server runs. Other arguments: as `OpenAITestServer`'s.
     """
 
     def __init__(
@@ -55,12 +56,15 @@ class BatchTestServer(OpenAITestServer):
         expire: int = 0,
         expire_answered: float = 0.5,
         missing: bool = False,
+        shuffle: bool = False,
         **options: Any,
     ) -> None:
         if options.get("spawn"):
             raise ValueError("BatchTestServer runs in a background thread only (spawn=False)")
         super().__init__(responder, **options)
-        self.plan = BatchPlan(delay=delay, expire=expire, expire_answered=expire_answered, missing=missing)
+        self.plan = BatchPlan(
+            delay=delay, expire=expire, expire_answered=expire_answered, missing=missing, shuffle=shuffle
+        )
         self.batch_service = BatchService(self.config.responder, self.plan)
 
     @property

@@ -10,7 +10,7 @@ import pytest
 import judgewidgets as jw
 from judgewidgets._errors import ConfigurationError
 from judgewidgets.engine import CallCache
-from judgewidgets.testing import BatchTestServer, json_score
+from judgewidgets.testing import BatchTestServer, hashed_score, json_score
 
 PROMPTS = ["What is 2+2?", "Capital of France?", "Boiling point of water?", "Largest planet?"]
 RESPONSES = ["4", "Paris", "100 C", "Jupiter"]
@@ -90,6 +90,22 @@ def test_batch_run_gives_the_live_runs_votes_and_is_never_paid_twice(protocol, t
         )
         assert again.votes["cached"].all() and again.votes["batch_id"].tolist() == votes["batch_id"].tolist()
         assert _created(server, protocol) == 1  # the rerun paid for nothing
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_results_in_another_order_than_the_requests_land_on_their_own_rows(protocol):
+    prompts = [f"Question number {n}?" for n in range(12)]
+    responses = [f"Answer number {n}." for n in range(12)]
+    with BatchTestServer(hashed_score(), delay=0.05, shuffle=True) as server:
+        batched = _judge(server, protocol, False).score(prompts, responses, batch=True, progress=False)
+        (batch,) = server.batch_service.batches.values()
+        live = _judge(server, protocol, False).score(prompts, responses, progress=False)
+    sent = [r["custom_id"] for r in batch.requests]
+    assert [r["custom_id"] for r in batch.results] != sent and sorted(r["custom_id"] for r in batch.results) == sorted(
+        sent
+    )
+    assert live.votes["score"].nunique() > 1  # the scores tell the rows apart
+    assert batched.votes["score"].tolist() == live.votes["score"].tolist()
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)

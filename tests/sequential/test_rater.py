@@ -230,3 +230,12 @@ def test_bad_configurations_raise(kwargs: dict, message: str) -> None:
 def test_bad_items_raise_input_error() -> None:
     with pytest.raises(jw.InputError):
         rater().rate(None, "a")  # type: ignore[arg-type]
+
+
+def test_a_batch_of_ratings_summarises_its_calls_per_judge() -> None:
+    frame = rater(judges=("openai/j", "openai/k")).rate_many(["q1", "q2"], ["a1", "a2"], progress=False)
+    summary = frame.summary()
+    assert summary.index.tolist() == ["openai/j", "openai/k"]
+    assert int(summary["calls"].sum()) == frame.usage.attempts == len(frame.traces)
+    assert {"prompt_cache_read_tokens", "list_cost_usd", "failed"} <= set(summary.columns)
+    assert {"list_cost_usd", "prompt_cache_read_tokens", "batch_id"} <= set(frame.traces.columns)
