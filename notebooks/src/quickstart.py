@@ -61,7 +61,8 @@ result.votes[["item", "judge", "score", "raw", "latency_s", "cached"]].head()
 # answers that are subtly wrong. So without a reference the embedded judge, under a template that judges
 # correctness (likert, true_false_uncertain, true_false, continuous), asks its own model the question first (its
 # short answer, once per question, cached) and grades each response against that answer when it is short, as
-# against a reference you gave. `reference_source` and `made_reference` say what each verdict was graded against;
+# against a reference you gave. It does so for a question that asks for one fact; an open instruction (write,
+# summarise, count these words) is graded as without a reference. `reference_source` and `made_reference` say what each verdict was graded against;
 # `commit_first=False` turns it off, as for the "no reference" judge here.
 
 # %%
