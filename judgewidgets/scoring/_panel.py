@@ -268,6 +268,10 @@ class LLMPanel:
         votes: list[Vote] = []
         for name, judge_votes in zip(self.names, per_judge):
             votes.extend(v if v.judge == name else v.model_copy(update={"judge": name}) for v in judge_votes)
+        return self._result(items, votes)
+
+    def _result(self, items: list[Item], votes: list[Vote]) -> PanelResult:
+        """This panel's result of `votes` on `items`: its judges' names, weights and settings."""
         return PanelResult(
             items=items,
             vote_list=votes,
@@ -333,16 +337,7 @@ class LLMPanel:
         ]
         votes.sort(key=lambda v: (v.item, self.names.index(v.judge)))
         items = [Item(prompt=p, response=text or "") for p, (text, _) in zip(prompts, generated)]
-        return reported(
-            PanelResult(
-                items=items,
-                vote_list=votes,
-                judges=self.names,
-                weights=self.weights,
-                explaining=self.explaining,
-                provenance=provenance(self),
-            )
-        )
+        return reported(self._result(items, votes))
 
 
 def as_judge(judge: object, position: int = 0) -> Judge:
