@@ -7,6 +7,7 @@ panel.score(prompts, responses).to_df()
 ```
 """
 
+import importlib as _importlib
 import os as _os
 
 # litellm fetches its model cost map from the network at import unless told otherwise; never let it.
@@ -113,12 +114,20 @@ _NOTEBOOK_NAMES = (
 )
 
 
+# Subpackages that load heavy dependencies (ipywidgets and altair; aiohttp's test servers), imported on first use
+# as `jw.jupyter` and `jw.testing`, as an `import judgewidgets.jupyter` would.
+_LAZY_SUBPACKAGES = ("jupyter", "testing")
+
+
 def __getattr__(name: str) -> object:
-    """The notebook widgets load ipywidgets and altair, so they are imported on first use."""
+    """The notebook widgets load ipywidgets and altair, so they (and the `jupyter` and `testing` subpackages) are
+    imported on first use."""
     if name in _NOTEBOOK_NAMES:
         from . import jupyter
 
         return getattr(jupyter, name)
+    if name in _LAZY_SUBPACKAGES:
+        return _importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'judgewidgets' has no attribute {name!r}")
 
 

@@ -63,3 +63,28 @@ def test_import_is_light() -> None:
 def test_every_exported_name_exists() -> None:
     missing = [name for name in jw.__all__ if not hasattr(jw, name)]
     assert missing == []
+
+
+def test_every_dotted_name_the_docs_use_resolves() -> None:
+    """Each `jw.<module>.<Name>` the docs write (`jw.testing.ScriptedTransport`, ...), and the contract's
+    `jw.jupyter.PanelBuilderModel`, works after `import judgewidgets as jw` alone (the heavy subpackages are
+    imported on first use)."""
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    dotted = sorted(
+        {m for page in docs.rglob("*.md") for m in re.findall(r"\bjw\.[a-z_]+\.[A-Za-z]\w*", page.read_text())}
+    )
+    assert "jw.testing.ScriptedTransport" in dotted
+    dotted.append("jw.jupyter.PanelBuilderModel")  # the API contract's name for the builder's plain model
+    code = (
+        "import judgewidgets as jw\n"
+        f"names = {[d for d in dotted if '._' not in d]!r}\n"
+        "missing = [n for n in names if not hasattr(getattr(jw, n.split('.')[1], None), n.split('.')[2])]\n"
+        "print(missing)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out
