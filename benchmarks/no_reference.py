@@ -1,13 +1,15 @@
 """No reference given: do the embedded judge's defaults pass right answers and fail subtly wrong ones?
 
-Run: `python benchmarks/no_reference.py [--templates a,b] [--sets ours,held_out] [--llmbar-n N] [--fresh]
+Run: `python benchmarks/no_reference.py [--templates a,b] [--sets ours,held_out,later] [--llmbar-n N] [--fresh]
 [--out rows.csv]`.
 
-Two sets of short questions, each with a right answer worded unlike the reference and a subtly wrong one (a wrong
+Three sets of short questions, each with a right answer worded unlike the reference and a subtly wrong one (a wrong
 year, a wrong unit, an off-by-one, a swapped name), judged with no reference at all:
 - `ours`: benchmarks/data/reference_qa.csv, the 50 questions the commit-first work was tuned on (issue 35);
 - `held_out`: benchmarks/data/no_reference_qa.csv, 40 questions written for issue 46 after the default was chosen
-  (ours, CC0: ten each of years, units, off-by-ones and swapped names; the references are only for the report).
+  (ours, CC0: ten each of years, units, off-by-ones and swapped names; the references are only for the report);
+- `later`: benchmarks/data/no_reference_later_qa.csv, 20 more written after the one-fact rule was chosen (ours, CC0;
+  one without a question mark, one "Name the ...").
 Each correctness template judges every answer twice: *today*, `commit_first=False` (the judge reads the question
 and the response alone), and *default*, `LLMJudge("local", template=...)` with nothing set: the embedded judge
 answers each question first (its short answer, once per question) and grades against that answer when it is short
@@ -52,7 +54,11 @@ from judgewidgets.engine import CallSession
 from judgewidgets.scoring._commit import asks_for_a_fact, checkable, question_of
 
 DATA = Path(__file__).resolve().parent / "data"
-SETS = {"ours": DATA / "reference_qa.csv", "held_out": DATA / "no_reference_qa.csv"}
+SETS = {
+    "ours": DATA / "reference_qa.csv",
+    "held_out": DATA / "no_reference_qa.csv",
+    "later": DATA / "no_reference_later_qa.csv",
+}
 TEMPLATES = ("true_false_uncertain", "likert")
 SETTINGS = {"today": False, "default": None}
 WRONG_AT_MOST, RIGHT_AT_LEAST, SHARE = 0.3, 0.7, 0.9
@@ -66,7 +72,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--templates", default=",".join(TEMPLATES), help="comma-separated correctness templates")
     parser.add_argument(
-        "--sets", default=",".join(SETS), help="comma-separated question sets (ours, held_out; '': none)"
+        "--sets", default=",".join(SETS), help="comma-separated question sets (ours, held_out, later; '': none)"
     )
     parser.add_argument("--llmbar-n", type=int, default=None, help="LLMBar pairs per subset (0: none; default all)")
     parser.add_argument("--llmbar-template", default="likert", help="the template LLMBar's outputs are scored under")
