@@ -197,7 +197,7 @@ def print_llmbar(args: argparse.Namespace, make_judge: Any) -> list[dict[str, An
     cache = call_cache(args)
     template = args.llmbar_template
     print(f"\nLLMBar, each output scored alone under {template!r}; only pairs with a short made answer differ")
-    print(f"{'subset':22s} {'pairs':>5s} {'short':>5s} {'today':>6s} {'default':>8s} {'seconds':>8s}")
+    print(f"{'subset':22s} {'pairs':>5s} {'asked':>5s} {'short':>5s} {'today':>6s} {'default':>8s} {'seconds':>8s}")
     rows = []
     for subset in LLMBAR_SUBSETS:
         pairs = jw.datasets.llmbar(subset)
@@ -216,10 +216,11 @@ def print_llmbar(args: argparse.Namespace, make_judge: Any) -> list[dict[str, An
             scores = {v.item: v.score for v in result.vote_list} if result else {}
             accuracy[setting] = pair_accuracy(scores, short)
         seconds = time.perf_counter() - started
-        rows.append({"subset": subset, "pairs": len(pairs), "short": len(short), **accuracy, "seconds": seconds})
+        counts = {"pairs": len(pairs), "asked": len(asked), "short": len(short)}
+        rows.append({"subset": subset, **counts, **accuracy, "seconds": seconds})
         print(
-            f"{subset:22s} {len(pairs):5d} {len(short):5d} {accuracy['today']:6.1%} {accuracy['default']:8.1%} "
-            f"{seconds:8.0f}",
+            f"{subset:22s} {len(pairs):5d} {len(asked):5d} {len(short):5d} {accuracy['today']:6.1%} "
+            f"{accuracy['default']:8.1%} {seconds:8.0f}",
             flush=True,
         )
     return rows

@@ -124,8 +124,12 @@ def test_a_request_that_asks_for_no_one_fact_is_graded_as_today_at_no_extra_call
         ("A train covers 60 km in 45 minutes. What is its average speed in km/h?", True),
         ("What is the best-selling novel of all time?", True),  # "best-selling" is a fact, "best" an opinion
         ("¿Cuál es la capital de Francia?", True),
+        ("Tell me who wrote Hamlet.", True),
+        ("Question: What is the capital of France?\nAnswer in one word.", True),
+        ("Q: Who painted the Mona Lisa", True),
         ("Calculate the total cost of the following items. 3 laptop - $1100 each, 2 monitors - $200 each", False),
         ("Combine the two sentences into one:\nHe stayed at home. He didn't go to the party.", False),
+        ("Tell me a joke.", False),
         ("What date will the united states economy crash?", False),  # a prediction
         ("What is the best programming language for 2023", False),  # an opinion
         ("Should I learn Rust or Go first?", False),  # advice

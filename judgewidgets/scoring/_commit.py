@@ -50,16 +50,17 @@ GIVEN_SOURCE = "given"
 # instruction's), so the item is graded without a reference. A word, a number, a name or a date fits ("Martin Luther
 # King Jr.", "4 July 1776"), and so does a sentence that restates the question around one ("The Pacific Ocean is the
 # largest ocean on Earth."), up to SHORT_SENTENCE_WORDS words in all. Measured (benchmarks/no_reference.py): all 90
-# short questions' answers fit; of LLMBar's 419 instructions, 66 ask for one fact and 23 of their answers are short.
+# short questions' answers fit; of LLMBar's 419 instructions, 72 ask for one fact and 25 of their answers are short.
 SHORT_ANSWER_WORDS = 5
 SHORT_SENTENCE_WORDS = 15
 # commit_first="short" answers first only a question that asks for one fact (`asks_for_a_fact`): what the default
 # was measured on (benchmarks/no_reference.py) and what the embedded judge answers well from what it knows. Left
 # alone, graded without a reference as before and at no extra call:
-# - a request that is not a question (it does not end in "?" nor open with a question word or "Name the ...") or runs
-#   over one line or QUESTION_WORDS words: a task on material of its own (a sum over given prices, the words of a
-#   quoted text to count, a riddle, sentences to rewrite), which the small model got wrong often enough, answering
-#   first, to cost LLMBar pairs (scored alone under likert: GPTOut -2 and Manual -2 before this rule, 0 and 0 after);
+# - a request that is not a question (it does not end in "?" nor open with a question word, "Name the ..." or "Tell
+#   me who ...") or runs over QUESTION_WORDS words: a task on material of its own (a sum over given prices, the words
+#   of a quoted text to count, a riddle, sentences to rewrite), which the small model got wrong often enough,
+#   answering first, to cost LLMBar pairs (scored alone under likert: GPTOut -2 and Manual -2 before this rule, 0
+#   and 0 after);
 # - a request for a judgement, no one answer: a prediction, a hypothetical, advice or an opinion ("will", "would",
 #   "should", "best", "worst", "favourite": "What date will the economy crash?" made "December 2020");
 # - a request for one example of many: it opens with a verb of naming or making and "a", "an", "some" or a count
@@ -70,8 +71,10 @@ SHORT_SENTENCE_WORDS = 15
 QUESTION_WORDS = 25
 _ASKS = re.compile(
     r"[?？][\s\"'”’)\]]*$"
-    r"|^\W*(?:(?:in|on|at|by|from|for|to|of)\s+)?(?:what|what's|which|who|whom|whose|when|where|how|why)\b"
-    r"|^\W*(?:please\s+)?(?:name|state|give|tell)\s+(?:me\s+|us\s+)?the\b",
+    r"|^\W*(?:(?:question|q)\s*:\s*)?(?:(?:in|on|at|by|from|for|to|of)\s+)?"
+    r"(?:what|what's|which|who|whom|whose|when|where|how|why)\b"
+    r"|^\W*(?:(?:question|q)\s*:\s*)?(?:please\s+)?(?:name|state|give|tell)\s+(?:me\s+|us\s+)?"
+    r"(?:the|who|what|when|where|which|how)\b",
     re.IGNORECASE,
 )
 _JUDGEMENT = re.compile(r"\b(?:will|would|should|best(?!-)|worst|favou?rite)\b", re.IGNORECASE)
@@ -421,12 +424,12 @@ def checkable(answer: str, question: str) -> bool:
 
 def asks_for_a_fact(question: str) -> bool:
     """Whether `question` asks for one fact, the kind commit_first="short" answers first: a question ("...?", or
-    opening with a question word or "Name the"), on one line, of at most QUESTION_WORDS words, asking neither for a
-    judgement ("will", "should", "best", ...) nor for one example of many ("Name a famous mathematician.")."""
+    opening with a question word, "Name the" or "Tell me who", after any "Question:"), of at most QUESTION_WORDS
+    words, asking neither for a judgement ("will", "should", "best", ...) nor for one example of many ("Name a
+    famous mathematician.")."""
     text = question.strip()
     return (
-        "\n" not in text
-        and len(text.split()) <= QUESTION_WORDS
+        len(text.split()) <= QUESTION_WORDS
         and _ASKS.search(text) is not None
         and _JUDGEMENT.search(text) is None
         and _ONE_OF_MANY.search(text) is None
