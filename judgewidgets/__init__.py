@@ -8,10 +8,6 @@ panel.score(prompts, responses).to_df()
 """
 
 import importlib as _importlib
-import os as _os
-
-# litellm fetches its model cost map from the network at import unless told otherwise; never let it.
-_os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from . import (
     agreement,
@@ -54,6 +50,7 @@ from .alignment import AlignmentReport, ScoreCalibration
 from .aspects import Aspect, AspectEvaluator, AspectResult
 from .cascade import Calibration, Cascade, CascadeResult
 from .engine import CallCache, Caller, CallFailure, RateLimits, RetryPolicy, rate_limits
+from .engine._litellm import keep_litellm_offline as _keep_litellm_offline
 from .estimates import LabelPlan, QualityEstimate, estimate_quality, label_plan
 from .labels import LabelStore
 from .meta_eval import MetaEvaluation, ameta_evaluate, meta_evaluate
@@ -101,6 +98,11 @@ from .scoring import (
 )
 from .sequential import SequentialFrame, SequentialRater, SequentialResult, StoppingRule
 from .templates import Anchor, Template
+
+# litellm fetches its model cost map (at import) and Anthropic's beta-header table (on the first Anthropic call)
+# from the network unless told otherwise; never let it, even when you import litellm yourself after judgewidgets
+# (nothing above imports litellm).
+_keep_litellm_offline()
 
 _NOTEBOOK_NAMES = (
     "AlignmentView",

@@ -88,3 +88,27 @@ def test_every_dotted_name_the_docs_use_resolves() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]", out
+
+
+def test_litellm_reads_its_bundled_tables_never_the_network() -> None:
+    """After `import judgewidgets`, litellm's import (its model cost map) and its first Anthropic call (the
+    beta-header table, a blocking fetch of up to 5 s where the network is cut) use the copies it ships."""
+    import subprocess
+    import sys
+
+    code = (
+        "import os\n"
+        "for name in ('LITELLM_LOCAL_MODEL_COST_MAP', 'LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS'):\n"
+        "    os.environ.pop(name, None)\n"
+        "import httpx, judgewidgets\n"
+        "def refuse(*args, **kwargs):\n"
+        "    raise SystemExit(f'litellm went to the network: {args[:1]}')\n"
+        "httpx.get = refuse\n"
+        "httpx.Client.get = refuse\n"
+        "import litellm\n"
+        "from litellm.anthropic_beta_headers_manager import get_beta_headers_config\n"
+        "assert get_beta_headers_config('https://example.invalid/beta_headers.json')\n"
+        "print(litellm.model_cost['gpt-4o-mini']['input_cost_per_token'] > 0)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.split() == ["True"], done.stderr[-2000:]

@@ -17,10 +17,22 @@ from ._faults import CallFailure
 from ._limit_headers import LimitReading, provider_headers, read_limit_headers, retry_after_of
 from ._request import ChatRequest, Completion, token_logprobs
 
+# What litellm reads from the network unless told to use its bundled copy: its model cost map (at import) and
+# Anthropic's beta-header table (a blocking fetch of up to 5 s on the first Anthropic call, where the network is cut).
+OFFLINE_SETTINGS = (("LITELLM_LOCAL_MODEL_COST_MAP", "True"), ("LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS", "True"))
+
+
+def keep_litellm_offline(environ: dict[str, str] | os._Environ[str] | None = None) -> None:
+    """Point litellm at its bundled cost map and beta-header table in `environ` (this process's by default); a
+    value you set yourself stays."""
+    target = os.environ if environ is None else environ
+    for name, value in OFFLINE_SETTINGS:
+        target.setdefault(name, value)
+
 
 def import_litellm() -> ModuleType:
-    """Import litellm (≈6 s, so only when a call is made) with the bundled cost map, never the network's."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    """Import litellm (≈6 s, so only when a call is made) with its bundled tables, never the network's."""
+    keep_litellm_offline()
     first = "litellm" not in sys.modules
     import litellm
 

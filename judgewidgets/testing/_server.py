@@ -23,6 +23,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
+from ..engine._litellm import keep_litellm_offline
 from ._app import RESET_PATH, STATS_PATH, ChatService, ServerConfig, start_site
 from ._faults import FaultPlan
 from ._limits import ProviderLimit
@@ -250,7 +251,7 @@ class OpenAITestServer:
                 "class or function defined at module level of an importable module, not a lambda or closure"
             ) from exc
         env = dict(os.environ)
-        env.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        keep_litellm_offline(env)
         # The child must import this very judgewidgets, however this process found it.
         package_root = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
