@@ -125,9 +125,7 @@ def __getattr__(name: str) -> object:
     """The notebook widgets load ipywidgets and altair, so they (and the `jupyter` and `testing` subpackages) are
     imported on first use."""
     if name in _NOTEBOOK_NAMES:
-        from . import jupyter
-
-        return getattr(jupyter, name)
+        return getattr(_importlib.import_module(f"{__name__}.jupyter"), name)
     if name in _LAZY_SUBPACKAGES:
         return _importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'judgewidgets' has no attribute {name!r}")

@@ -7,7 +7,7 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from functools import lru_cache
 from types import ModuleType
 from typing import Any
@@ -22,7 +22,7 @@ from ._request import ChatRequest, Completion, token_logprobs
 OFFLINE_SETTINGS = (("LITELLM_LOCAL_MODEL_COST_MAP", "True"), ("LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS", "True"))
 
 
-def keep_litellm_offline(environ: dict[str, str] | os._Environ[str] | None = None) -> None:
+def keep_litellm_offline(environ: MutableMapping[str, str] | None = None) -> None:
     """Point litellm at its bundled cost map and beta-header table in `environ` (this process's by default); a
     value you set yourself stays."""
     target = os.environ if environ is None else environ

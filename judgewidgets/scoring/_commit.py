@@ -292,6 +292,11 @@ class Committer:
         (`asks_for_a_fact`); the others are graded without a reference, at no extra call."""
         return not self.short_only or asks_for_a_fact(question.text)
 
+    def answered(self, item: Item) -> Question | None:
+        """The question answered first before grading `item` (`question`, when `answers` it), else None."""
+        question = self.question(item)
+        return question if question is not None and self.answers(question) else None
+
     def check(self) -> None:
         """Raise ConfigurationError now when the solver cannot run (no call is made), naming it."""
         try:

@@ -284,8 +284,8 @@ class LLMJudge(CommitsFirst):
         committer = self.committer
         questions, graded = [], []
         for item in items:
-            question = committer.question(item) if committer is not None else None
-            if question is not None and committer is not None and committer.answers(question):
+            question = committer.answered(item) if committer is not None else None
+            if question is not None:
                 questions.append(question)
                 item = replace(item, reference=PLACEHOLDER_REFERENCE)
             graded.append(item)
